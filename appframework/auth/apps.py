@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+from django.core import checks
+
+
+class AuthServiceProvider(AppConfig):
+    """Sessions, the AuthManager backend, API tokens and CSRF wiring.
+
+    Parameters live in ``APPFRAMEWORK["AUTH"]``: ``USERNAME_FIELD`` (``email``),
+    ``PASSWORD_FIELD`` (``password_hash``), ``CSRF_EXEMPT`` (import string of a
+    predicate); the user model is Django's ``AUTH_USER_MODEL``.
+    """
+
+    name = "appframework.auth"
+    label = "appframework_auth"
+    verbose_name = "appframework: authentication"
+
+    def ready(self) -> None:
+        from django.contrib.auth.signals import user_logged_in
+
+        from .. import checks as core_checks  # noqa: F401 - registers the core checks
+        from ..container import container
+        from . import checks as auth_checks
+        from .manager import AuthManager
+        from .tokens import TokenManager
+
+        checks.register(auth_checks.check_backend)
+        checks.register(auth_checks.check_user_model)
+        user_logged_in.connect(_rotate_csrf_nonce, dispatch_uid="appframework.csrf.rotate")
+        container.bind(AuthManager, AuthManager())
+        container.bind(TokenManager, TokenManager())
+
+
+def _rotate_csrf_nonce(sender: object, request: object, user: object, **kwargs: object) -> None:
+    from ..security.csrf import rotate_nonce
+
+    if request is not None:
+        rotate_nonce(request)  # type: ignore[arg-type]

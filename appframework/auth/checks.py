@@ -1,0 +1,69 @@
+"""System checks of the AuthServiceProvider (docs/checks.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.apps import AppConfig
+from django.conf import settings
+from django.core import checks
+from django.core.exceptions import FieldDoesNotExist
+from django.utils.module_loading import import_string
+
+from ..checks import _error
+from ..conf import app_settings
+
+
+def check_backend(app_configs: list[AppConfig] | None = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """E003: AuthManager must be an authentication backend."""
+    from .manager import AuthManager
+
+    for path in settings.AUTHENTICATION_BACKENDS:
+        try:
+            if issubclass(import_string(path), AuthManager):
+                return []
+        except ImportError:
+            continue
+    return [
+        _error(
+            "appframework.E003",
+            "appframework.auth.AuthManager is not in AUTHENTICATION_BACKENDS.",
+            "Add 'appframework.auth.AuthManager' to AUTHENTICATION_BACKENDS.",
+        )
+    ]
+
+
+def check_user_model(app_configs: list[AppConfig] | None = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """E004: the user model has the configured columns and mixes in Authenticatable."""
+    from django.contrib.auth import get_user_model
+
+    from .mixins import Authenticatable
+
+    try:
+        model = get_user_model()
+    except Exception as exc:  # an unresolvable AUTH_USER_MODEL is Django's own check
+        return [_error("appframework.E004", f"Cannot load the user model: {exc}", "Fix AUTH_USER_MODEL.")]
+    errors: list[checks.CheckMessage] = []
+    if not issubclass(model, Authenticatable):
+        errors.append(
+            _error(
+                "appframework.E004",
+                f"{model.__name__} does not mix in appframework.auth.Authenticatable.",
+                "Add Authenticatable first among the user model's bases.",
+                obj=model,
+            )
+        )
+    for key in ("USERNAME_FIELD", "PASSWORD_FIELD"):
+        name = getattr(app_settings.AUTH, key)
+        try:
+            model._meta.get_field(name)
+        except FieldDoesNotExist:
+            errors.append(
+                _error(
+                    "appframework.E004",
+                    f"{model.__name__} has no field {name!r} (APPFRAMEWORK['AUTH'][{key!r}]).",
+                    f"Add the column or set APPFRAMEWORK['AUTH'][{key!r}].",
+                    obj=model,
+                )
+            )
+    return errors

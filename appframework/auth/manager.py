@@ -1,0 +1,89 @@
+"""``AuthManager``: credential checks, and a Django authentication backend."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.contrib.auth import get_user_model
+from django.contrib.auth.backends import ModelBackend
+from django.http import HttpRequest
+
+from ..conf import app_settings
+from .passwords import burn_hash_time
+
+__all__ = ["AuthManager"]
+
+
+class AuthManager(ModelBackend):
+    """``attempt(username, password)`` (async) / ``attempt_sync``.
+
+    Also the project's Django authentication backend: ``authenticate()`` and the admin
+    login go through the same rules, and — being a ``ModelBackend`` — Django's model
+    permissions (``user.has_perm("app.change_x")``, groups) keep working.
+    """
+
+    @property
+    def user_model(self) -> Any:
+        return get_user_model()
+
+    @property
+    def username_field(self) -> str:
+        return str(app_settings.AUTH.USERNAME_FIELD)
+
+    @property
+    def password_field(self) -> str:
+        return str(app_settings.AUTH.PASSWORD_FIELD)
+
+    # -- SPEC operations ---------------------------------------------------------------
+    def attempt_sync(self, username: str, password: str) -> Any | None:
+        """The user whose ``username_field`` is ``username`` and whose password matches,
+        if active; otherwise None. Unknown names cost the same hashing time."""
+        if not isinstance(username, str) or not isinstance(password, str) or not username:
+            return None
+        model = self.user_model
+        try:
+            user = model._default_manager.get(**{self.username_field: username})
+        except (model.DoesNotExist, model.MultipleObjectsReturned, ValueError):
+            burn_hash_time(password)
+            return None
+        if not user.check_password(password):
+            return None
+        return user if self.user_can_authenticate(user) else None
+
+    async def attempt(self, username: str, password: str) -> Any | None:
+        return await sync_to_async(self.attempt_sync)(username, password)
+
+    # -- Django backend protocol ---------------------------------------------------------
+    def authenticate(  # type: ignore[override]
+        self,
+        request: HttpRequest | None,
+        username: str | None = None,
+        password: str | None = None,
+        **kwargs: Any,
+    ) -> Any | None:
+        if username is None:
+            username = kwargs.get(self.username_field)
+        if username is None or password is None:
+            return None
+        return self.attempt_sync(username, password)
+
+    def get_user(self, user_id: Any) -> Any | None:
+        model = self.user_model
+        try:
+            user = model._default_manager.get(pk=user_id)
+        except (model.DoesNotExist, ValueError, TypeError):
+            return None
+        return user if self.user_can_authenticate(user) else None
+
+    def user_can_authenticate(self, user: Any) -> bool:
+        return getattr(user, "is_active", True) is not False
+
+    async def aget_user(self, user_id: Any) -> Any | None:
+        # Native async ORM: no thread hop on every ASGI request that reads request.auser().
+        model = self.user_model
+        try:
+            user = await model._default_manager.aget(pk=user_id)
+        except (model.DoesNotExist, ValueError, TypeError):
+            return None
+        return user if self.user_can_authenticate(user) else None

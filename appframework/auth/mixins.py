@@ -1,0 +1,118 @@
+"""``Authenticatable``: password helpers over the project's own password column."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils.crypto import salted_hmac
+
+from ..conf import app_settings
+from .passwords import hash_password, needs_rehash, verify_password
+
+__all__ = ["Authenticatable", "UNUSABLE_PASSWORD"]
+
+#: Stored for users who cannot log in with a password (SSO-only accounts); no hash
+#: verifies against it.
+UNUSABLE_PASSWORD = "!"
+
+_SESSION_HASH_SALT = "appframework.auth.session"
+
+
+class Authenticatable:
+    """Mix into the user model, before Django's ``AbstractBaseUser`` when you use it.
+
+    The model declares the column named by ``APPFRAMEWORK["AUTH"]["PASSWORD_FIELD"]``
+    (``password_hash`` by default; ``CharField(max_length=255)``) and, optionally, the
+    integer column named by ``SESSION_VERSION_FIELD`` (``session_version``): with it,
+    :meth:`invalidate_sessions` logs the user out everywhere.
+    """
+
+    # Django's AbstractBaseUser keeps the raw password here until save() so the
+    # password-validation signal can see it; keep the same contract.
+    _password: str | None = None
+
+    # -- column access -----------------------------------------------------------------
+    @classmethod
+    def password_field_name(cls) -> str:
+        return str(app_settings.AUTH.PASSWORD_FIELD)
+
+    @classmethod
+    def session_version_field_name(cls) -> str | None:
+        name = app_settings.AUTH.SESSION_VERSION_FIELD
+        if not name:
+            return None
+        try:
+            cls._meta.get_field(name)  # type: ignore[attr-defined]
+        except Exception:
+            return None
+        return str(name)
+
+    def get_password_hash(self) -> str:
+        return getattr(self, self.password_field_name(), "") or ""
+
+    # -- the helpers -----------------------------------------------------------------
+    def set_password(self, raw_password: str | None) -> None:
+        """Hash and store ``raw_password`` (None makes the password unusable)."""
+        if raw_password is None:
+            self.set_unusable_password()
+            return
+        setattr(self, self.password_field_name(), hash_password(raw_password))
+        self._password = raw_password
+
+    def check_password(self, raw_password: str) -> bool:
+        """Verify, and re-hash in place (saved) when the stored hash is weaker than now."""
+        encoded = self.get_password_hash()
+        if not verify_password(raw_password, encoded):
+            return False
+        if needs_rehash(encoded) and getattr(self, "pk", None) is not None:
+            setattr(self, self.password_field_name(), hash_password(raw_password))
+            self.save(update_fields=[self.password_field_name()])  # type: ignore[attr-defined]
+        return True
+
+    def set_unusable_password(self) -> None:
+        setattr(self, self.password_field_name(), UNUSABLE_PASSWORD)
+
+    def has_usable_password(self) -> bool:
+        return self.get_password_hash().startswith("pbkdf2_")
+
+    # -- session binding -----------------------------------------------------------------
+    def get_session_version(self) -> int:
+        name = self.session_version_field_name()
+        return int(getattr(self, name) or 0) if name else 0
+
+    def _session_auth_hash(self, secret: str | None = None) -> str:
+        # Django stores this in the signed session cookie and compares it on every
+        # request. Mixing in the session version is what lets "log out everywhere" kill
+        # cookies captured earlier; the password hash kills them on a password change.
+        value = f"{self.get_password_hash()}:{self.get_session_version()}"
+        return salted_hmac(_SESSION_HASH_SALT, value, secret=secret, algorithm="sha256").hexdigest()
+
+    def get_session_auth_hash(self) -> str:
+        return self._session_auth_hash()
+
+    def get_session_auth_fallback_hash(self) -> Any:
+        from django.conf import settings
+
+        for fallback in getattr(settings, "SECRET_KEY_FALLBACKS", ()):
+            yield self._session_auth_hash(secret=fallback)
+
+    def invalidate_sessions(self) -> None:
+        """Log this user out everywhere: every earlier session cookie and API token stops
+        working. Needs the session-version column."""
+        name = self.session_version_field_name()
+        if name is None:
+            raise TypeError(
+                f"{type(self).__name__} has no {app_settings.AUTH.SESSION_VERSION_FIELD!r} "
+                "column; add a PositiveIntegerField to invalidate sessions."
+            )
+        from django.db.models import F
+
+        # An UPDATE with F() so two concurrent "log out everywhere" never lose a bump.
+        model = type(self)
+        model._default_manager.filter(pk=self.pk).update(**{name: F(name) + 1})  # type: ignore[attr-defined]
+        self.refresh_from_db(fields=[name])  # type: ignore[attr-defined]
+
+    async def ainvalidate_sessions(self) -> None:
+        from asgiref.sync import sync_to_async
+
+        await sync_to_async(self.invalidate_sessions)()

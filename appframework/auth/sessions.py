@@ -1,0 +1,112 @@
+"""Cookie sessions over ``django.contrib.auth`` and the ``signed_cookies`` engine.
+
+Naming rule for the two colours (docs/decisions.md): an operation SPEC calls async keeps
+its exact name as a coroutine function and has a sync twin ``<name>_sync``; an operation
+SPEC calls sync keeps its name and has Django's ``a<name>`` async twin.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib import auth as django_auth
+from django.http import HttpRequest
+from django.utils.module_loading import import_string
+
+from ..exceptions import UnauthorizedException
+from .manager import AuthManager
+
+__all__ = [
+    "alogin",
+    "alogout",
+    "current_user",
+    "current_user_sync",
+    "login",
+    "logout",
+    "require_auth",
+    "require_auth_sync",
+    "session_ignored",
+]
+
+
+
+def session_ignored(request: HttpRequest) -> bool:
+    return "authorization" in request.headers
+
+
+def _backend_path(user: Any) -> str:
+    """The backend recorded in the session: the user's own, else the first AuthManager."""
+    explicit = getattr(user, "backend", None)
+    if isinstance(explicit, str):
+        return explicit
+    for path in settings.AUTHENTICATION_BACKENDS:
+        try:
+            if issubclass(import_string(path), AuthManager):
+                return str(path)
+        except ImportError:
+            continue
+    return str(settings.AUTHENTICATION_BACKENDS[0])
+
+
+def login(request: HttpRequest, user: Any) -> None:
+    """anonymous → authenticated. Django's ``login``: a fresh cookie value (no fixation),
+    the user id and the session hash (password + session version) in the cookie."""
+    django_auth.login(request, user, backend=_backend_path(user))
+
+
+async def alogin(request: HttpRequest, user: Any) -> None:
+    await django_auth.alogin(request, user, backend=_backend_path(user))
+
+
+def logout(request: HttpRequest, *, everywhere: bool = False) -> None:
+    """authenticated → anonymous. ``everywhere=True`` also invalidates every other
+    session cookie and API token of the user (needs the session-version column)."""
+    user = getattr(request, "user", None)
+    if everywhere and user is not None and getattr(user, "is_authenticated", False):
+        user.invalidate_sessions()
+    django_auth.logout(request)
+
+
+async def alogout(request: HttpRequest, *, everywhere: bool = False) -> None:
+    if everywhere:
+        user = await django_auth.aget_user(request)
+        if user.is_authenticated:
+            await user.ainvalidate_sessions()
+    await django_auth.alogout(request)
+
+
+def _user_or_none(user: Any) -> Any | None:
+    return user if user is not None and user.is_authenticated else None
+
+
+def current_user_sync(request: HttpRequest) -> Any | None:
+    """The session's user or None; None too when the request carries ``Authorization``."""
+    if session_ignored(request):
+        return None
+    user = getattr(request, "user", None)
+    if user is None:
+        user = django_auth.get_user(request)
+    return _user_or_none(user)
+
+
+async def current_user(request: HttpRequest) -> Any | None:
+    if session_ignored(request):
+        return None
+    auser = getattr(request, "auser", None)
+    user = await auser() if auser is not None else await django_auth.aget_user(request)
+    return _user_or_none(user)
+
+
+def require_auth_sync(request: HttpRequest) -> Any:
+    user = current_user_sync(request)
+    if user is None:
+        raise UnauthorizedException()
+    return user
+
+
+async def require_auth(request: HttpRequest) -> Any:
+    user = await current_user(request)
+    if user is None:
+        raise UnauthorizedException()
+    return user

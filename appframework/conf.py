@@ -1,0 +1,195 @@
+"""The one settings object of the suite, over ``settings.APPFRAMEWORK``.
+
+Modelled on DRF's ``api_settings``: defaults per section, dotted-path strings resolved
+lazily (with an error naming the key), unknown keys rejected, cache dropped on
+``setting_changed`` so ``override_settings`` works in tests.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from django.conf import settings as django_settings
+from django.core.exceptions import ImproperlyConfigured
+from django.core.signals import setting_changed
+from django.utils.module_loading import import_string
+
+__all__ = [
+    "AUTO",
+    "DEFAULTS",
+    "IMPORT_STRINGS",
+    "app_settings",
+    "derived_setting",
+    "import_from_setting",
+]
+
+
+class _Auto:
+    """Sentinel: "let the suite decide from the rest of the configuration"."""
+
+    def __repr__(self) -> str:
+        return "AUTO"
+
+
+AUTO: Any = _Auto()
+
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "AUTH": {
+        "USERNAME_FIELD": "email",
+        "PASSWORD_FIELD": "password_hash",
+        # Optional integer column; when the user model has it, bumping it logs the user
+        # out everywhere (sessions and API tokens).
+        "SESSION_VERSION_FIELD": "session_version",
+        # Import string of ``predicate(request) -> bool``; true means "skip CSRF".
+        "CSRF_EXEMPT": None,
+        "API_TOKEN_EXPIRES_IN": 30 * 24 * 3600,
+        # 0 = the running Django's PBKDF2 default; a larger number raises it.
+        "PASSWORD_ITERATIONS": 0,
+    },
+    "CSRF": {
+        "ENABLED": True,
+        "COOKIE_NAME": "csrf_token",
+        "HEADER_NAME": "X-CSRF-Token",
+        "FORM_FIELD": "_token",
+        # AUTO: the session cookie name when the AuthServiceProvider is installed.
+        "PROTECT_IF_COOKIE_PRESENT": AUTO,
+    },
+    "SECURITY_HEADERS": {
+        "CSP": None,
+        "FRAME_OPTIONS": "DENY",
+        "CONTENT_TYPE_OPTIONS": True,
+        "REFERRER_POLICY": "strict-origin-when-cross-origin",
+        "HSTS": False,
+        "HSTS_MAX_AGE": 31536000,
+    },
+    "AUTHORIZATION": {},
+    "GRAPHQL": {
+        "SCHEMA": None,
+        "PATH": "/graphql",
+        "GRAPHIQL": None,
+        "MAX_DEPTH": 15,
+        "MAX_TOKENS": 10000,
+        "DOCUMENT_CACHE_SIZE": 256,
+        "GRAPHIQL_ASSETS": None,
+    },
+}
+
+# (section, key) pairs holding dotted paths, imported on first access.
+IMPORT_STRINGS: frozenset[tuple[str, str]] = frozenset({("AUTH", "CSRF_EXEMPT")})
+
+
+def import_from_setting(value: Any, section: str, key: str) -> Any:
+    """Import ``value`` if it is a dotted path; the error names the setting."""
+    if value is None or not isinstance(value, str):
+        return value
+    try:
+        return import_string(value)
+    except ImportError as exc:
+        raise ImproperlyConfigured(
+            f"Could not import {value!r} for APPFRAMEWORK[{section!r}][{key!r}]: "
+            f"{exc.__class__.__name__}: {exc}"
+        ) from exc
+
+
+class _Section:
+    """One section's values, attribute access, import strings resolved on first use."""
+
+    def __init__(self, name: str, user: Mapping[str, Any]) -> None:
+        self._name = name
+        self._user = user
+
+    def __getattr__(self, key: str) -> Any:
+        defaults = DEFAULTS[self._name]
+        if key not in defaults:
+            raise AttributeError(f"Invalid appframework setting: {self._name}.{key}")
+        value = self._user.get(key, defaults[key])
+        if (self._name, key) in IMPORT_STRINGS:
+            value = import_from_setting(value, self._name, key)
+        # Cache on the instance: the next access skips __getattr__ entirely.
+        setattr(self, key, value)
+        return value
+
+    def is_set(self, key: str) -> bool:
+        """True when the project gave ``key`` explicitly."""
+        return key in self._user
+
+
+class AppSettings:
+    """``app_settings.AUTH.USERNAME_FIELD`` and the like."""
+
+    def __init__(self) -> None:
+        self._sections: dict[str, _Section] = {}
+        self._loaded = False
+
+    def _load(self) -> None:
+        user = getattr(django_settings, "APPFRAMEWORK", {}) or {}
+        if not isinstance(user, Mapping):
+            raise ImproperlyConfigured("settings.APPFRAMEWORK must be a dict.")
+        for section, values in user.items():
+            if section not in DEFAULTS:
+                raise ImproperlyConfigured(
+                    f"Unknown APPFRAMEWORK section {section!r}; "
+                    f"known sections: {', '.join(sorted(DEFAULTS))}."
+                )
+            if not isinstance(values, Mapping):
+                raise ImproperlyConfigured(f"APPFRAMEWORK[{section!r}] must be a dict.")
+            unknown = set(values) - set(DEFAULTS[section])
+            if unknown:
+                raise ImproperlyConfigured(
+                    f"Unknown key(s) in APPFRAMEWORK[{section!r}]: "
+                    f"{', '.join(sorted(unknown))}; known: {', '.join(sorted(DEFAULTS[section]))}."
+                )
+        self._sections = {name: _Section(name, user.get(name, {})) for name in DEFAULTS}
+        self._loaded = True
+
+    def __getattr__(self, name: str) -> _Section:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if not self._loaded:
+            self._load()
+        try:
+            section = self._sections[name]
+        except KeyError:
+            raise AttributeError(f"Invalid appframework settings section: {name}") from None
+        setattr(self, name, section)
+        return section
+
+    def reload(self) -> None:
+        for name in list(self.__dict__):
+            if not name.startswith("_"):
+                delattr(self, name)
+        self._sections = {}
+        self._loaded = False
+
+
+app_settings = AppSettings()
+
+_DERIVED_CACHES: list[Callable[..., Any]] = []
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def derived_setting(func: F) -> F:
+    """Cache a value computed from settings until the next ``setting_changed``."""
+    cached = functools.cache(func)
+    _DERIVED_CACHES.append(cached)
+    return cached  # type: ignore[return-value]
+
+# Django settings the suite reads through ``app_settings`` or caches elsewhere.
+_WATCHED = frozenset({"APPFRAMEWORK", "AUTH_USER_MODEL", "SECRET_KEY"})
+# Django settings that derived values (``derived_setting``) read.
+_DERIVED_FROM = frozenset(
+    {"INSTALLED_APPS", "MIDDLEWARE", "SESSION_COOKIE_NAME", "CSRF_FAILURE_VIEW", "DEBUG"}
+)
+
+
+def _reload(*, setting: str, **kwargs: Any) -> None:
+    if setting in _WATCHED or setting in _DERIVED_FROM:
+        app_settings.reload()
+        for cache in _DERIVED_CACHES:
+            cache.cache_clear()  # type: ignore[attr-defined]
+
+
+setting_changed.connect(_reload, dispatch_uid="appframework.conf.reload")

@@ -1,0 +1,7 @@
+"""Every ``...ServiceProvider`` of the core (each an ``AppConfig``)."""
+
+from __future__ import annotations
+
+from .auth.apps import AuthServiceProvider
+
+__all__ = ["AuthServiceProvider"]

@@ -1,0 +1,67 @@
+"""Opt-in security response headers (SPEC's table, ``SECURITY_HEADERS_*``)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction
+from django.http import HttpRequest, HttpResponse
+
+from ..conf import app_settings, derived_setting
+
+__all__ = ["SecurityHeadersMiddleware", "security_headers"]
+
+
+@derived_setting
+def security_headers() -> tuple[tuple[tuple[str, str], ...], str | None]:
+    """(headers for every response, the HSTS value for HTTPS responses or None)."""
+    conf = app_settings.SECURITY_HEADERS
+    headers: list[tuple[str, str]] = []
+    if conf.CONTENT_TYPE_OPTIONS:
+        headers.append(("X-Content-Type-Options", "nosniff"))
+    if conf.FRAME_OPTIONS:
+        headers.append(("X-Frame-Options", str(conf.FRAME_OPTIONS)))
+    if conf.REFERRER_POLICY:
+        headers.append(("Referrer-Policy", str(conf.REFERRER_POLICY)))
+    if conf.CSP:
+        headers.append(("Content-Security-Policy", str(conf.CSP)))
+    hsts = f"max-age={int(conf.HSTS_MAX_AGE)}" if conf.HSTS else None
+    return tuple(headers), hsts
+
+
+class SecurityHeadersMiddleware:
+    """Adds the headers to every response; a header the view already set is kept."""
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(
+        self, get_response: Callable[[HttpRequest], HttpResponse | Awaitable[HttpResponse]]
+    ) -> None:
+        self.get_response = get_response
+        self.is_async = iscoroutinefunction(get_response)
+        if self.is_async:
+            markcoroutinefunction(self)
+
+    def __call__(self, request: HttpRequest) -> Any:
+        if self.is_async:
+            return self.__acall__(request)
+        response = self.get_response(request)
+        self._apply(request, response)  # type: ignore[arg-type]
+        return response
+
+    async def __acall__(self, request: HttpRequest) -> HttpResponse:
+        response = await self.get_response(request)  # type: ignore[misc]
+        self._apply(request, response)
+        return response  # type: ignore[no-any-return]
+
+    @staticmethod
+    def _apply(request: HttpRequest, response: HttpResponse) -> None:
+        headers, hsts = security_headers()
+        for name, value in headers:
+            response.headers.setdefault(name, value)
+        # Browsers ignore HSTS over plain HTTP (RFC 6797 §8.1), and sending it there
+        # would only mislead; Django's SecurityMiddleware does the same.
+        if hsts is not None and request.is_secure():
+            response.headers.setdefault("Strict-Transport-Security", hsts)

@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.base_user import AbstractBaseUser, BaseUserManager
+from django.contrib.auth.models import PermissionsMixin
+from django.db import models
+
+from appframework.auth import Authenticatable
+
+
+class UserManager(BaseUserManager["User"]):
+    use_in_migrations = True
+
+    def create_user(self, email: str, password: str | None = None, **extra: Any) -> User:
+        if not email:
+            raise ValueError("email is required")
+        user = self.model(email=self.normalize_email(email), **extra)
+        user.set_password(password)
+        user.save(using=self._db)
+        return user
+
+    def create_superuser(self, email: str, password: str | None = None, **extra: Any) -> User:
+        extra.setdefault("is_staff", True)
+        extra.setdefault("is_superuser", True)
+        return self.create_user(email, password, **extra)
+
+
+class User(Authenticatable, AbstractBaseUser, PermissionsMixin):
+    # The password column is password_hash (SPEC's convention), not Django's `password`.
+    password = None  # type: ignore[assignment]
+    email = models.EmailField(unique=True)
+    name = models.CharField(max_length=150, blank=True)
+    password_hash = models.CharField(max_length=255, default="!")
+    session_version = models.PositiveIntegerField(default=0)
+    is_active = models.BooleanField(default=True)
+    is_staff = models.BooleanField(default=False)
+
+    USERNAME_FIELD = "email"
+    EMAIL_FIELD = "email"
+    REQUIRED_FIELDS: list[str] = []
+
+    objects = UserManager()
+
+    def __str__(self) -> str:
+        return self.email
+
+
+class Post(models.Model):
+    title = models.CharField(max_length=200)
+    body = models.TextField(blank=True)
+    author = models.ForeignKey(User, on_delete=models.CASCADE, related_name="posts")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.title
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.pk, "title": self.title, "body": self.body, "author_id": self.author_id}
