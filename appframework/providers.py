@@ -3,5 +3,6 @@
 from __future__ import annotations
 
 from .auth.apps import AuthServiceProvider
+from .authorization.apps import AuthorizationServiceProvider
 
-__all__ = ["AuthServiceProvider"]
+__all__ = ["AuthServiceProvider", "AuthorizationServiceProvider"]

@@ -29,6 +29,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "appframework.auth",
+    "appframework.authorization",
     "testproject.blog",
 ]
 
@@ -91,7 +92,10 @@ else:
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 AUTH_USER_MODEL = "blog.User"
-AUTHENTICATION_BACKENDS = ["appframework.auth.AuthManager"]
+AUTHENTICATION_BACKENDS = [
+    "appframework.auth.AuthManager",
+    "appframework.authorization.GateBackend",
+]
 LOGIN_URL = "/login"
 
 # Celery: eager by default (the embedded "inline queue"); a broker URL switches it off.

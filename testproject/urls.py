@@ -10,5 +10,7 @@ urlpatterns = [
     path("token", views.issue_token, name="token"),
     path("api/me", views.api_me, name="api-me"),
     path("posts", views.posts, name="posts"),
+    path("posts/<int:id>", views.post_detail, name="post-detail"),
+    path("posts/<int:id>/publish", views.publish_post, name="post-publish"),
     path("admin/", admin.site.urls),
 ]

@@ -7,6 +7,7 @@ from django.contrib.auth.models import PermissionsMixin
 from django.db import models
 
 from appframework.auth import Authenticatable
+from appframework.authorization import HasRoles
 
 
 class UserManager(BaseUserManager["User"]):
@@ -26,7 +27,7 @@ class UserManager(BaseUserManager["User"]):
         return self.create_user(email, password, **extra)
 
 
-class User(Authenticatable, AbstractBaseUser, PermissionsMixin):
+class User(Authenticatable, HasRoles, AbstractBaseUser, PermissionsMixin):
     # The password column is password_hash (SPEC's convention), not Django's `password`.
     password = None  # type: ignore[assignment]
     email = models.EmailField(unique=True)

@@ -18,6 +18,7 @@ from appframework.auth import (
     login,
     logout,
 )
+from appframework.authorization import authorized
 from appframework.container import container
 from appframework.exceptions import BadRequestException
 
@@ -83,3 +84,26 @@ def posts(request: HttpRequest) -> JsonResponse:
     if request.method not in ("GET", "HEAD"):
         return JsonResponse({"detail": "Method not allowed."}, status=405)
     return JsonResponse({"posts": [p.as_dict() for p in Post.objects.all()[:100]]})
+
+
+async def post_detail(request: HttpRequest, id: int) -> HttpResponse:
+    """GET /posts/<id> public; DELETE guarded by authorize(request, "delete-post", post)."""
+    from appframework.authorization import authorize
+
+    post = await Post.objects.filter(pk=id).afirst()
+    if post is None:
+        return JsonResponse({"detail": "Not found."}, status=404)
+    if request.method in ("GET", "HEAD"):
+        return JsonResponse(post.as_dict())
+    if request.method == "DELETE":
+        await authorize(request, "delete-post", post)
+        await post.adelete()
+        return HttpResponse(status=204)
+    return JsonResponse({"detail": "Method not allowed."}, status=405)
+
+
+@require_POST
+@authorized("publish-post", Post)
+def publish_post(request: HttpRequest, post: Post) -> JsonResponse:
+    """POST /posts/<id>/publish: the role-based ability, through the view decorator."""
+    return JsonResponse({"published": post.pk})

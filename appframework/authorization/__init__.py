@@ -1,0 +1,32 @@
+"""Authorization: the Gate, policies, before-hooks, roles and permissions."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from .guard import authorize, authorize_sync, authorized
+    from .backend import GateBackend
+    from .gate import Decision, Gate
+    from .mixins import HasRoles
+    from .models import Permission, Role
+    from .signals import gate_evaluated
+
+_EXPORTS = {
+    "Gate": ".gate",
+    "Decision": ".gate",
+    "authorize": ".guard",
+    "authorize_sync": ".guard",
+    "authorized": ".guard",
+    "GateBackend": ".backend",
+    "HasRoles": ".mixins",
+    "Role": ".models",
+    "Permission": ".models",
+    "gate_evaluated": ".signals",
+}
+
+__all__ = sorted(_EXPORTS)
+
+__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.apps import AppConfig
+from django.core import checks
+
+
+class AuthorizationServiceProvider(AppConfig):
+    """Binds an empty :class:`~appframework.authorization.Gate` in the container.
+
+    Define abilities from your own ``AppConfig.ready()``::
+
+        gate = container.resolve(Gate)
+        gate.define("delete-post", lambda user, post: post.author_id == user.pk)
+        gate.policy(Post, PostPolicy)
+    """
+
+    name = "appframework.authorization"
+    label = "appframework_authorization"
+    verbose_name = "appframework: roles and permissions"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from django.db.models.signals import m2m_changed
+
+        from .. import checks as core_checks  # noqa: F401 - registers the core checks
+        from ..container import container
+        from . import checks as authz_checks
+        from .gate import Gate
+
+        checks.register(authz_checks.check_backend)
+        container.bind(Gate, Gate())
+        # Any change of a user's roles drops that instance's role cache.
+        m2m_changed.connect(_flush_roles, dispatch_uid="appframework.authorization.flush_roles")
+
+
+def _flush_roles(sender: Any, instance: Any, **kwargs: Any) -> None:
+    if kwargs.get("action", "").startswith("post_"):
+        flush = getattr(instance, "flush_roles", None)
+        if flush is not None:
+            flush()

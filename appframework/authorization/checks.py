@@ -1,0 +1,33 @@
+"""System checks of the AuthorizationServiceProvider (docs/checks.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.apps import AppConfig
+from django.conf import settings
+from django.core import checks
+from django.utils.module_loading import import_string
+
+from ..checks import _warning
+
+
+def check_backend(app_configs: list[AppConfig] | None = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """W010: without the Gate backend, ``user.has_perm("ability", obj)`` never reaches it."""
+    from .backend import GateBackend
+
+    for path in settings.AUTHENTICATION_BACKENDS:
+        try:
+            if issubclass(import_string(path), GateBackend):
+                return []
+        except ImportError:
+            continue
+    return [
+        _warning(
+            "appframework.W010",
+            "appframework.authorization.GateBackend is not in AUTHENTICATION_BACKENDS: "
+            "user.has_perm() and {{ perms }} will not see the Gate's abilities.",
+            "Add 'appframework.authorization.GateBackend' to AUTHENTICATION_BACKENDS "
+            "(authorize() and Gate.allows() work without it).",
+        )
+    ]

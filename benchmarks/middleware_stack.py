@@ -1,0 +1,361 @@
+"""Per-request cost of appframework's middleware stack vs Django's default stack.
+
+Run from the repository root:
+
+    .venv/bin/python benchmarks/middleware_stack.py [--rounds 7] [--requests 2000]
+
+Two ``WSGIHandler`` instances are built in one process, one per MIDDLEWARE list:
+
+* suite  - the MIDDLEWARE of testproject/settings.py (SecurityHeadersMiddleware,
+           SessionMiddleware, CommonMiddleware, appframework CsrfMiddleware,
+           AuthenticationMiddleware, MessageMiddleware, ErrorMiddleware)
+* django - what ``django-admin startproject`` generates (SecurityMiddleware,
+           SessionMiddleware, CommonMiddleware, CsrfViewMiddleware,
+           AuthenticationMiddleware, MessageMiddleware, XFrameOptionsMiddleware)
+
+plus, for reference only, a handler with no middleware at all ("bare"), which shows
+how much of a request is the handler/URL resolution/response plumbing that both stacks
+share.
+
+Each request is a full WSGI round trip: ``handler(environ, start_response)``, the body
+iterated and ``close()`` called (which fires ``request_finished``), as a WSGI server does.
+
+Scenarios:
+
+a) anonymous GET ``/`` with no cookies (first visit);
+b) anonymous GET ``/`` carrying the CSRF cookie that *that stack* handed out earlier
+   (a returning browser); for Django the cookie comes from a view calling
+   ``get_token()``, since Django sends none for a view that does not use it;
+c) logged-in GET ``/me`` with the session cookie and that stack's CSRF cookie; the view
+   reads ``request.user.is_authenticated`` (one SELECT of the user, session-hash check).
+
+The stacks run in alternating rounds (order flipped every round, ABBA-style), each
+round timing ``--requests`` requests per stack; the reported figure is the median of
+the per-round mean per-request times, so machine noise hits both stacks alike.
+Target: suite/django <= 1.15 in every scenario.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import io
+import statistics
+import sys
+import time
+from http.cookies import SimpleCookie
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import django  # noqa: E402
+from django.conf import settings  # noqa: E402
+
+from appframework.env import apply_environment  # noqa: E402
+
+# The suite's stack, apps and auth backends are read from testproject/settings.py (a plain
+# module import: it does not configure Django), so the benchmark follows the project.
+import testproject.settings as project_settings  # noqa: E402
+
+SUITE_MIDDLEWARE = list(project_settings.MIDDLEWARE)
+
+DJANGO_MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+TARGET = 1.15
+USER_EMAIL = "bench@example.com"
+
+
+def configure() -> None:
+    ns: dict[str, Any] = dict(
+        DEBUG=False,
+        SECRET_KEY="benchmark-only-secret-key-0123456789abcdefghijklmnopqrstuvwxyz",
+        ALLOWED_HOSTS=["testserver"],
+        INSTALLED_APPS=list(project_settings.INSTALLED_APPS),
+        MIDDLEWARE=SUITE_MIDDLEWARE,
+        ROOT_URLCONF=__name__,
+        TEMPLATES=[
+            {
+                "BACKEND": "django.template.backends.django.DjangoTemplates",
+                "DIRS": [],
+                "APP_DIRS": True,
+                "OPTIONS": {
+                    "context_processors": [
+                        "django.template.context_processors.request",
+                        "django.contrib.auth.context_processors.auth",
+                        "django.contrib.messages.context_processors.messages",
+                    ]
+                },
+            }
+        ],
+        DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}},
+        CACHES={"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}},
+        AUTH_USER_MODEL=project_settings.AUTH_USER_MODEL,  # blog.User
+        AUTHENTICATION_BACKENDS=list(project_settings.AUTHENTICATION_BACKENDS),
+        APPFRAMEWORK={},  # SPEC defaults, filled in below
+        STATIC_URL="static/",
+        DEFAULT_AUTO_FIELD="django.db.models.BigAutoField",
+        USE_TZ=True,
+        LOGGING={"version": 1, "disable_existing_loggers": False, "root": {"level": "CRITICAL"}},
+    )
+    # Same SPEC defaults as testproject (signed_cookies sessions, csrf_token cookie name,
+    # security headers...), but from an empty environment so the shell cannot skew runs.
+    apply_environment(ns, environ={})
+    assert ns["SESSION_ENGINE"] == "django.contrib.sessions.backends.signed_cookies"
+    settings.configure(**ns)
+    django.setup()
+
+
+# -- URLconf (this module is ROOT_URLCONF) ---------------------------------------------
+def index(request: Any) -> Any:
+    from django.http import HttpResponse
+
+    return HttpResponse("ok")
+
+
+def me(request: Any) -> Any:
+    from django.http import HttpResponse
+
+    user = getattr(request, "user", None)
+    if user is None:  # the "bare" reference handler has no AuthenticationMiddleware
+        return HttpResponse("ok")
+    return HttpResponse("ok" if user.is_authenticated else "anonymous")
+
+
+def issue_token(request: Any) -> Any:
+    """A page with a form: makes Django's CsrfViewMiddleware send its cookie."""
+    from django.http import HttpResponse
+    from django.middleware.csrf import get_token
+
+    get_token(request)
+    return HttpResponse("ok")
+
+
+def do_login(request: Any) -> Any:
+    from django.contrib.auth import get_user_model
+    from django.http import HttpResponse
+
+    from appframework.auth import login
+
+    user = get_user_model()._default_manager.get(email=USER_EMAIL)
+    login(request, user)
+    return HttpResponse("ok")
+
+
+def _urlpatterns() -> list[Any]:
+    from django.urls import path
+
+    return [
+        path("", index),
+        path("me", me),
+        path("token", issue_token),
+        path("login", do_login),
+    ]
+
+
+urlpatterns: list[Any] = []
+
+
+# -- WSGI driving -------------------------------------------------------------------------
+def base_environ(path: str, cookies: dict[str, str] | None = None) -> dict[str, Any]:
+    """A WSGI environ as Django's RequestFactory builds it (GET, no body)."""
+    from django.test import RequestFactory
+
+    environ = RequestFactory()._base_environ(PATH_INFO=path, REQUEST_METHOD="GET")
+    environ["HTTP_ACCEPT"] = "text/html,application/xhtml+xml,*/*;q=0.8"
+    environ["HTTP_USER_AGENT"] = "Mozilla/5.0 (benchmark)"
+    if cookies:
+        environ["HTTP_COOKIE"] = "; ".join(f"{k}={v}" for k, v in cookies.items())
+    else:
+        environ.pop("HTTP_COOKIE", None)
+    return environ
+
+
+class _StartResponse:
+    __slots__ = ("status", "headers")
+
+    def __init__(self) -> None:
+        self.status = ""
+        self.headers: list[tuple[str, str]] = []
+
+    def __call__(self, status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+        self.status = status
+        self.headers = headers
+        return lambda data: None
+
+
+def call(handler: Any, environ: dict[str, Any]) -> tuple[str, list[tuple[str, str]], bytes]:
+    env = dict(environ)
+    env["wsgi.input"] = io.BytesIO(b"")
+    sr = _StartResponse()
+    result = handler(env, sr)
+    try:
+        body = b"".join(result)
+    finally:
+        result.close()
+    return sr.status, sr.headers, body
+
+
+def set_cookies(headers: list[tuple[str, str]]) -> dict[str, str]:
+    jar: dict[str, str] = {}
+    for name, value in headers:
+        if name.lower() == "set-cookie":
+            for key, morsel in SimpleCookie(value).items():
+                jar[key] = morsel.value
+    return jar
+
+
+def run_batch(handler: Any, environ: dict[str, Any], n: int) -> float:
+    """Mean seconds per request over ``n`` requests."""
+    BytesIO = io.BytesIO
+    sr = _StartResponse()
+    gc.collect()
+    start = time.perf_counter()
+    for _ in range(n):
+        env = environ.copy()
+        env["wsgi.input"] = BytesIO(b"")
+        result = handler(env, sr)
+        for _chunk in result:
+            pass
+        result.close()
+    return (time.perf_counter() - start) / n
+
+
+# -- set-up -------------------------------------------------------------------------------
+def build_handlers() -> dict[str, Any]:
+    from django.core.handlers.wsgi import WSGIHandler
+    from django.test.utils import override_settings
+
+    handlers = {}
+    for name, middleware in (("suite", SUITE_MIDDLEWARE), ("django", DJANGO_MIDDLEWARE), ("bare", [])):
+        with override_settings(MIDDLEWARE=middleware):
+            handlers[name] = WSGIHandler()
+    return handlers
+
+
+def prepare_db() -> None:
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0, interactive=False)
+    get_user_model()._default_manager.create_user(USER_EMAIL, "benchmark password 1")
+
+
+def scenario_environs(handlers: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
+    """scenario -> stack -> environ, with each stack's own cookies, plus sanity checks."""
+    csrf_name = settings.CSRF_COOKIE_NAME
+    session_name = settings.SESSION_COOKIE_NAME
+    assert csrf_name == "csrf_token", csrf_name
+    scenarios: dict[str, dict[str, dict[str, Any]]] = {"a": {}, "b": {}, "c": {}}
+
+    # Log in once through the suite's stack: a real login (new session, the suite's
+    # per-login CSRF nonce, last_login update). Both stacks run the same
+    # SessionMiddleware/AuthenticationMiddleware, so the session cookie fits both.
+    status, headers, _ = call(handlers["suite"], base_environ("/login"))
+    assert status.startswith("200"), status
+    session_cookie = set_cookies(headers)[session_name]
+
+    for stack in ("suite", "django", "bare"):
+        handler = handlers[stack]
+        scenarios["a"][stack] = base_environ("/")
+
+        # b) the stack's own CSRF cookie, as a browser would have stored it.
+        status, headers, _ = call(handler, base_environ("/token"))
+        anon_csrf = set_cookies(headers).get(csrf_name)
+        assert stack == "bare" or anon_csrf, (stack, headers)
+        scenarios["b"][stack] = base_environ("/", {csrf_name: anon_csrf} if anon_csrf else None)
+
+        # c) session + the stack's CSRF cookie for that session.
+        status, headers, _ = call(handler, base_environ("/token", {session_name: session_cookie}))
+        user_csrf = set_cookies(headers).get(csrf_name)
+        assert stack == "bare" or user_csrf, (stack, headers)
+        cookies = {session_name: session_cookie}
+        if user_csrf:
+            cookies[csrf_name] = user_csrf
+        scenarios["c"][stack] = base_environ("/me", cookies)
+
+    # Sanity: every timed request is a 200 on the intended path.
+    for scenario, by_stack in scenarios.items():
+        for stack, environ in by_stack.items():
+            status, headers, body = call(handlers[stack], environ)
+            assert status.startswith("200"), (scenario, stack, status)
+            expected = b"ok"
+            assert body == expected, (scenario, stack, body)
+            cookies_set = set_cookies(headers)
+            if scenario in ("b", "c") and stack != "bare":
+                # A returning browser: nothing to re-issue.
+                assert csrf_name not in cookies_set, (scenario, stack, cookies_set)
+            if scenario == "c":
+                assert session_name not in cookies_set, (scenario, stack, cookies_set)
+    return scenarios
+
+
+# -- main ------------------------------------------------------------------------------------
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--requests", type=int, default=2000, help="requests per stack per round")
+    parser.add_argument("--warmup", type=int, default=300)
+    parser.add_argument("--no-bare", action="store_true", help="skip the no-middleware reference")
+    args = parser.parse_args()
+
+    configure()
+    urlpatterns[:] = _urlpatterns()
+    prepare_db()
+    handlers = build_handlers()
+    scenarios = scenario_environs(handlers)
+    stacks = ["suite", "django"] + ([] if args.no_bare else ["bare"])
+
+    labels = {
+        "a": "a) anonymous GET, no cookies",
+        "b": "b) anonymous GET, csrf cookie",
+        "c": "c) logged-in GET, session+csrf, user read",
+    }
+    print("suite  MIDDLEWARE:", ", ".join(m.rsplit(".", 1)[1] for m in SUITE_MIDDLEWARE))
+    print("django MIDDLEWARE:", ", ".join(m.rsplit(".", 1)[1] for m in DJANGO_MIDDLEWARE))
+    print(
+        f"Django {django.get_version()}, Python {sys.version.split()[0]}; "
+        f"{args.rounds} rounds x {args.requests} requests per stack, median of round means"
+    )
+    header = f"{'scenario':<44}{'suite us':>10}{'django us':>11}{'ratio':>8}"
+    if not args.no_bare:
+        header += f"{'bare us':>10}{'mw ratio':>10}"
+    print(header)
+    worst = 0.0
+    for key, label in labels.items():
+        environs = scenarios[key]
+        for stack in stacks:
+            run_batch(handlers[stack], environs[stack], args.warmup)
+        samples: dict[str, list[float]] = {s: [] for s in stacks}
+        for r in range(args.rounds):
+            order = stacks if r % 2 == 0 else list(reversed(stacks))
+            for stack in order:
+                samples[stack].append(run_batch(handlers[stack], environs[stack], args.requests))
+        med = {s: statistics.median(v) * 1e6 for s, v in samples.items()}
+        ratio = med["suite"] / med["django"]
+        worst = max(worst, ratio)
+        line = f"{label:<44}{med['suite']:>10.1f}{med['django']:>11.1f}{ratio:>8.3f}"
+        if not args.no_bare:
+            # Ratio of the middleware-attributable part alone (stack minus bare handler).
+            d_suite = med["suite"] - med["bare"]
+            d_django = med["django"] - med["bare"]
+            mw = d_suite / d_django if d_django > 0 else float("nan")
+            line += f"{med['bare']:>10.1f}{mw:>10.3f}"
+        print(line, flush=True)
+    verdict = "PASS" if worst <= TARGET else "MISS"
+    print(f"worst suite/django ratio {worst:.3f} (target <= {TARGET}): {verdict}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

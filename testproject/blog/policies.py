@@ -1,0 +1,40 @@
+"""The demo's authorization rules, registered from BlogConfig.ready()."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+
+from appframework.authorization import Gate
+
+
+class PostPolicy:
+    """Authors manage their own posts; editors may delete any post."""
+
+    def before(self, user: Any, ability: str) -> bool | None:
+        # Deactivated accounts can do nothing, whatever the ability.
+        return False if not getattr(user, "is_active", False) else None
+
+    def update_post(self, user: Any, post: Any) -> bool:
+        return bool(post.author_id == user.pk)
+
+    def delete_post(self, user: Any, post: Any) -> bool:
+        return bool(post.author_id == user.pk or user.has_role("editor"))
+
+    def scope_delete_post(self, user: Any, posts: QuerySet[Any]) -> QuerySet[Any]:
+        if user.has_role("editor"):
+            return posts
+        return posts.filter(author_id=user.pk)
+
+    def create_post(self, user: Any) -> bool:
+        return bool(user.is_authenticated)
+
+
+def register(gate: Gate) -> None:
+    from .models import Post
+
+    gate.policy(Post, PostPolicy)
+    # A role-based ability: anyone with the "moderator" role or the "posts.publish"
+    # permission (granted through any role).
+    gate.define("publish-post", lambda user, post=None: Gate.role("moderator")(user) or Gate.permission("posts.publish")(user))

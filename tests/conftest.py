@@ -1,0 +1,76 @@
+"""Shared fixtures.
+
+PBKDF2 at Django's default (1M+ iterations) takes ~0.3 s a hash; tests that are not
+about hashing lower the class default, which every code path reads. Tests marked
+``real_hashing`` keep the real count.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.contrib.auth.hashers import PBKDF2PasswordHasher
+from django.test import Client
+
+FAST_ITERATIONS = 1000
+_REAL_ITERATIONS = PBKDF2PasswordHasher.iterations
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "real_hashing: keep Django's real PBKDF2 iteration count")
+
+
+@pytest.fixture(autouse=True)
+def _fast_hashing(request: pytest.FixtureRequest) -> Iterator[None]:
+    if request.node.get_closest_marker("real_hashing"):
+        yield
+        return
+    PBKDF2PasswordHasher.iterations = FAST_ITERATIONS
+    try:
+        yield
+    finally:
+        PBKDF2PasswordHasher.iterations = _REAL_ITERATIONS
+
+
+@pytest.fixture
+def real_iterations() -> int:
+    return _REAL_ITERATIONS
+
+
+@pytest.fixture
+def password() -> str:
+    return "correct horse battery staple"
+
+
+@pytest.fixture
+def user(db: Any, password: str) -> Any:
+    from testproject.blog.models import User
+
+    return User.objects.create_user("alice@example.com", password, name="Alice")
+
+
+@pytest.fixture
+def other_user(db: Any, password: str) -> Any:
+    from testproject.blog.models import User
+
+    return User.objects.create_user("bob@example.com", password, name="Bob")
+
+
+@pytest.fixture
+def csrf_client() -> Client:
+    """A test client that enforces CSRF like a browser would be subjected to."""
+    return Client(enforce_csrf_checks=True)
+
+
+def login_client(client: Client, user: Any) -> Client:
+    """Log ``user`` in through the suite's login() (a real signed session cookie)."""
+    client.force_login(user, backend="appframework.auth.AuthManager")
+    return client
+
+
+@pytest.fixture
+def is_postgres() -> bool:
+    return bool(os.environ.get("DATABASE_URL"))
