@@ -72,12 +72,18 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "MAX_DEPTH": 15,
         "MAX_TOKENS": 10000,
         "DOCUMENT_CACHE_SIZE": 256,
+        # Dict overriding GraphiQL asset URLs (self-hosting): keys of
+        # appframework_graphql.graphiql.CDN_ASSETS.
         "GRAPHIQL_ASSETS": None,
+        # Serve the endpoint with the async view (async resolvers, ASGI deployments).
+        "ASYNC": False,
     },
 }
 
 # (section, key) pairs holding dotted paths, imported on first access.
-IMPORT_STRINGS: frozenset[tuple[str, str]] = frozenset({("AUTH", "CSRF_EXEMPT")})
+IMPORT_STRINGS: frozenset[tuple[str, str]] = frozenset(
+    {("AUTH", "CSRF_EXEMPT"), ("GRAPHQL", "SCHEMA")}
+)
 
 
 def import_from_setting(value: Any, section: str, key: str) -> Any:

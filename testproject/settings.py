@@ -30,6 +30,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "appframework.auth",
     "appframework.authorization",
+    "appframework_graphql",
     "testproject.blog",
 ]
 
@@ -106,7 +107,9 @@ STATIC_URL = "static/"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 USE_TZ = True
 
-APPFRAMEWORK: dict[str, dict[str, object]] = {}
+APPFRAMEWORK: dict[str, dict[str, object]] = {
+    "GRAPHQL": {"SCHEMA": "testproject.blog.schema.schema"},
+}
 
 from appframework.env import apply_environment  # noqa: E402
 

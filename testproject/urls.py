@@ -1,5 +1,5 @@
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 
 from testproject.blog import views
 
@@ -13,4 +13,5 @@ urlpatterns = [
     path("posts/<int:id>", views.post_detail, name="post-detail"),
     path("posts/<int:id>/publish", views.publish_post, name="post-publish"),
     path("admin/", admin.site.urls),
+    path("", include("appframework_graphql.urls")),
 ]

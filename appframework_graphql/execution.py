@@ -1,0 +1,149 @@
+"""``execute_graphql()``: the function the view calls; usable from a console or a test.
+
+It never raises for client input: every outcome is a response dict with ``data`` and,
+only when there are errors, ``errors`` (SPEC "GraphQL response body").
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from django.conf import settings
+from django.http import HttpRequest
+from graphql import ExecutionResult, GraphQLError, GraphQLSchema, execute
+
+from appframework.conf import app_settings, derived_setting
+from appframework.container import container
+from appframework.exceptions import AppFrameworkError
+
+from .documents import DocumentCache, Prepared
+from .schema import get_schema
+
+__all__ = ["aexecute_graphql", "document_cache", "execute_graphql", "format_error"]
+
+logger = logging.getLogger("appframework.graphql")
+
+GENERIC_MESSAGE = "Internal server error."
+
+
+@derived_setting
+def document_cache() -> DocumentCache:
+    """The process-wide document cache (rebuilt when settings change)."""
+    return DocumentCache(int(app_settings.GRAPHQL.DOCUMENT_CACHE_SIZE or 0))
+
+
+def format_error(error: GraphQLError) -> dict[str, Any]:
+    """``message``, ``locations``, ``path`` (and ``extensions``) of one error.
+
+    An unexpected exception inside a resolver is logged with its traceback and, unless
+    ``DEBUG`` is on, shown as a generic message; the suite's own exceptions (Forbidden,
+    Unauthorized, ...) are meant for clients and keep theirs, with their HTTP status as
+    ``extensions.status``.
+    """
+    formatted: dict[str, Any] = dict(error.formatted)
+    original = error.original_error
+    if isinstance(original, AppFrameworkError):
+        formatted["message"] = original.detail
+        extensions = dict(formatted.get("extensions") or {})
+        extensions.setdefault("status", original.status_code)
+        extensions.setdefault("code", type(original).__name__)
+        formatted["extensions"] = extensions
+    elif original is not None and not isinstance(original, GraphQLError):
+        logger.error(
+            "Unexpected error in GraphQL resolver at %s",
+            error.path,
+            exc_info=(type(original), original, original.__traceback__),
+        )
+        if not settings.DEBUG:
+            formatted["message"] = GENERIC_MESSAGE
+    return formatted
+
+
+def _response(result: ExecutionResult | Prepared) -> dict[str, Any]:
+    if isinstance(result, Prepared):
+        return {"data": None, "errors": [format_error(e) for e in result.errors]}
+    body: dict[str, Any] = {"data": result.data}
+    if result.errors:
+        body["errors"] = [format_error(e) for e in result.errors]
+    return body
+
+
+def _internal_error(exc: BaseException) -> dict[str, Any]:
+    logger.error("GraphQL execution failed", exc_info=exc)
+    message = f"{type(exc).__name__}: {exc}" if settings.DEBUG else GENERIC_MESSAGE
+    return {"data": None, "errors": [{"message": message}]}
+
+
+def _start(
+    request: HttpRequest | None,
+    query: str,
+    variables: Mapping[str, Any] | None,
+    operation_name: str | None,
+    schema: GraphQLSchema | None,
+    context: Any,
+) -> Any:
+    """Prepared (errors before execution) or what ``execute`` returned (maybe awaitable)."""
+    schema = schema or get_schema()
+    conf = app_settings.GRAPHQL
+    prepared = document_cache().get(
+        schema, query, max_depth=conf.MAX_DEPTH, max_tokens=conf.MAX_TOKENS
+    )
+    if prepared.document is None:
+        return prepared
+    return execute(
+        schema,
+        prepared.document,
+        context_value=context if context is not None else {"request": request, "container": container},
+        variable_values=dict(variables) if variables is not None else None,
+        operation_name=operation_name,
+    )
+
+
+def execute_graphql(
+    request: HttpRequest | None = None,
+    *,
+    query: str,
+    variables: Mapping[str, Any] | None = None,
+    operation_name: str | None = None,
+    schema: GraphQLSchema | None = None,
+    context: Any = None,
+) -> dict[str, Any]:
+    """Run ``query`` against ``schema`` (default: the configured one) and return the
+    response dict. ``request`` may be None outside HTTP; ``info.context`` is
+    ``{"request": request, "container": container}`` unless ``context`` is given.
+    Async resolvers are awaited on a private event loop, so this works from any sync
+    code; in async code use :func:`aexecute_graphql`.
+    """
+    try:
+        result = _start(request, query, variables, operation_name, schema, context)
+        if not isinstance(result, ExecutionResult | Prepared):
+            result = async_to_sync(_await)(result)
+        return _response(result)
+    except Exception as exc:  # the no-5xx guarantee: anything else is logged and reported
+        return _internal_error(exc)
+
+
+async def aexecute_graphql(
+    request: HttpRequest | None = None,
+    *,
+    query: str,
+    variables: Mapping[str, Any] | None = None,
+    operation_name: str | None = None,
+    schema: GraphQLSchema | None = None,
+    context: Any = None,
+) -> dict[str, Any]:
+    """The async twin of :func:`execute_graphql`, for async views and resolvers."""
+    try:
+        result = _start(request, query, variables, operation_name, schema, context)
+        if not isinstance(result, ExecutionResult | Prepared):
+            result = await result
+        return _response(result)
+    except Exception as exc:
+        return _internal_error(exc)
+
+
+async def _await(awaitable: Any) -> Any:
+    return await awaitable

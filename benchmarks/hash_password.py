@@ -1,0 +1,126 @@
+"""appframework's password hashing vs Django's, at the same PBKDF2 iteration count.
+
+Run from the repository root:
+
+    .venv/bin/python benchmarks/hash_password.py [--rounds 9] [--calls 1]
+
+Compares
+  * ``appframework.auth.hash_password(pw)``      vs ``django...hashers.make_password(pw)``
+  * ``appframework.auth.verify_password(pw, h)`` vs ``django...hashers.check_password(pw, h)``
+with Django's default ``PBKDF2PasswordHasher`` (PASSWORD_HASHERS left at Django's default,
+APPFRAMEWORK["AUTH"]["PASSWORD_ITERATIONS"] left at 0 = Django's default count). Both
+verifiers check the same Django-made hash. In every round each appframework function and
+its Django counterpart run back to back (which goes first alternates by round), timing
+``--calls`` calls each; ms is the median of the per-round means and the ratio is the
+median of the per-round paired ratios, so load from other processes on the machine
+hits both sides alike. Times are this process's CPU time by default (``--clock wall``
+for perf_counter): on a shared 2-core machine wall time mostly measures the neighbours.
+Target: ratios <= 1.05.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import django  # noqa: E402
+from django.conf import settings  # noqa: E402
+
+TARGET = 1.05
+PASSWORD = "correct horse battery staple"
+
+
+def configure() -> None:
+    settings.configure(
+        DEBUG=False,
+        SECRET_KEY="benchmark-only-secret-key-0123456789abcdefghijklmnopqrstuvwxyz",
+        INSTALLED_APPS=["django.contrib.auth", "django.contrib.contenttypes"],
+        DATABASES={},
+        APPFRAMEWORK={},
+        USE_TZ=True,
+    )
+    django.setup()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--calls", type=int, default=1, help="calls per operation per round")
+    parser.add_argument(
+        "--clock",
+        choices=("cpu", "wall"),
+        default="cpu",
+        help="cpu = this process's CPU time (default; robust to other load), wall = perf_counter",
+    )
+    args = parser.parse_args()
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
+
+    configure()
+    from django.contrib.auth.hashers import PBKDF2PasswordHasher, check_password, make_password
+
+    from appframework.auth import hash_password, verify_password
+
+    ours = hash_password(PASSWORD)
+    theirs = make_password(PASSWORD)
+    iterations = PBKDF2PasswordHasher.iterations
+    # Same format, same cost, and each side verifies the other's hash.
+    assert ours.split("$")[:2] == ["pbkdf2_sha256", str(iterations)], ours
+    assert theirs.split("$")[:2] == ["pbkdf2_sha256", str(iterations)], theirs
+    assert verify_password(PASSWORD, theirs) and check_password(PASSWORD, ours)
+    assert not verify_password("wrong", theirs) and not check_password("wrong", ours)
+
+    ops: dict[str, Callable[[], object]] = {
+        "hash_password": lambda: hash_password(PASSWORD),
+        "make_password": lambda: make_password(PASSWORD),
+        "verify_password": lambda: verify_password(PASSWORD, theirs),
+        "check_password": lambda: check_password(PASSWORD, theirs),
+    }
+    pairs = (("hash_password", "make_password"), ("verify_password", "check_password"))
+
+    def timed(name: str) -> float:
+        op = ops[name]
+        start = clock()
+        for _ in range(args.calls):
+            op()
+        return (clock() - start) / args.calls
+
+    samples: dict[str, list[float]] = {n: [] for n in ops}
+    ratios: dict[str, list[float]] = {a: [] for a, _ in pairs}
+    for r in range(args.rounds):
+        for a, d in pairs if r % 2 == 0 else reversed(pairs):
+            # The two sides of a pair run back to back, first one then the other.
+            if r % 2 == 0:
+                ta, td = timed(a), timed(d)
+            else:
+                td, ta = timed(d), timed(a)
+            samples[a].append(ta)
+            samples[d].append(td)
+            ratios[a].append(ta / td)
+
+    med = {n: statistics.median(v) * 1e3 for n, v in samples.items()}
+    print(
+        f"Django {django.get_version()}, Python {sys.version.split()[0]}; PBKDF2-SHA256, "
+        f"{iterations} iterations; {args.rounds} rounds x {args.calls} call(s), {args.clock} clock;\n"
+        "ms = median of round means, ratio = median of per-round paired ratios"
+    )
+    print(f"{'appframework':<18}{'ms':>9}   {'django':<16}{'ms':>9}{'ratio':>8}")
+    worst = 0.0
+    for a, d in pairs:
+        ratio = statistics.median(ratios[a])
+        worst = max(worst, ratio)
+        print(f"{a:<18}{med[a]:>9.1f}   {d:<16}{med[d]:>9.1f}{ratio:>8.3f}")
+    verdict = "PASS" if worst <= TARGET else "MISS"
+    print(f"worst ratio {worst:.3f} (target <= {TARGET}): {verdict}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,86 @@
+"""The demo's GraphQL schema (plain graphql-core): posts, the current user, and a
+mutation guarded by the Gate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphql import GraphQLError, GraphQLResolveInfo, build_schema
+
+from appframework.auth import current_api_user_sync, current_user_sync
+from appframework.authorization import authorize_sync
+
+from .models import Post
+
+SDL = """
+type User {
+  id: ID!
+  email: String!
+  name: String
+}
+
+type Post {
+  id: ID!
+  title: String!
+  body: String
+  author: User
+}
+
+type Query {
+  hello(name: String): String!
+  posts(limit: Int = 20): [Post!]!
+  post(id: ID!): Post
+  me: User
+}
+
+type Mutation {
+  deletePost(id: ID!): Boolean!
+}
+"""
+
+schema = build_schema(SDL)
+
+
+def _request(info: GraphQLResolveInfo) -> Any:
+    return info.context["request"]
+
+
+def resolve_hello(_: Any, info: GraphQLResolveInfo, name: str | None = None) -> str:
+    return f"Hello, {name or 'world'}!"
+
+
+def resolve_posts(_: Any, info: GraphQLResolveInfo, limit: int = 20) -> list[Post]:
+    return list(Post.objects.select_related("author")[: max(0, min(limit, 100))])
+
+
+def resolve_post(_: Any, info: GraphQLResolveInfo, id: str) -> Post | None:
+    return Post.objects.select_related("author").filter(pk=id).first() if id.isdigit() else None
+
+
+def resolve_me(_: Any, info: GraphQLResolveInfo) -> Any:
+    request = _request(info)
+    if request is None:
+        return None
+    return current_user_sync(request) or current_api_user_sync(request)
+
+
+def resolve_delete_post(_: Any, info: GraphQLResolveInfo, id: str) -> bool:
+    post = Post.objects.filter(pk=id).first() if id.isdigit() else None
+    if post is None:
+        raise GraphQLError(f"No post with id {id}.")
+    # Raises UnauthorizedException / ForbiddenException: reported with their message and
+    # extensions.status 401/403.
+    authorize_sync(_request(info), "delete-post", post)
+    post.delete()
+    return True
+
+
+_query = schema.query_type
+assert _query is not None
+_query.fields["hello"].resolve = resolve_hello
+_query.fields["posts"].resolve = resolve_posts
+_query.fields["post"].resolve = resolve_post
+_query.fields["me"].resolve = resolve_me
+_mutation = schema.mutation_type
+assert _mutation is not None
+_mutation.fields["deletePost"].resolve = resolve_delete_post
