@@ -5,6 +5,7 @@ Ids are stable: a retired check keeps its id reserved.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.apps import AppConfig, apps
@@ -24,11 +25,15 @@ ERROR_MIDDLEWARE = "appframework.middleware.ErrorMiddleware"
 
 
 def _error(id_: str, msg: str, hint: str, obj: Any = None) -> checks.Error:
-    return checks.Error(msg, hint=f"{hint} {_DOCS.format(id=id_.replace('.', '-'))}", obj=obj, id=id_)
+    return checks.Error(
+        msg, hint=f"{hint} {_DOCS.format(id=id_.replace('.', '-'))}", obj=obj, id=id_
+    )
 
 
 def _warning(id_: str, msg: str, hint: str, obj: Any = None) -> checks.Warning:
-    return checks.Warning(msg, hint=f"{hint} {_DOCS.format(id=id_.replace('.', '-'))}", obj=obj, id=id_)
+    return checks.Warning(
+        msg, hint=f"{hint} {_DOCS.format(id=id_.replace('.', '-'))}", obj=obj, id=id_
+    )
 
 
 def middleware_index(cls_path: str) -> int | None:
@@ -49,11 +54,18 @@ def middleware_index(cls_path: str) -> int | None:
 
 
 def _sessions_used() -> bool:
-    return middleware_index(SESSION_MIDDLEWARE) is not None or apps.is_installed("appframework.auth")
+    return middleware_index(SESSION_MIDDLEWARE) is not None or apps.is_installed(
+        "appframework.auth"
+    )
 
 
 @checks.register(checks.Tags.security)
-def check_secret_key(app_configs: list[AppConfig] | None = None, **kwargs: Any) -> list[checks.CheckMessage]:
+def check_secret_key(
+    *,
+    app_configs: Sequence[AppConfig] | None = None,
+    databases: Sequence[str] | None = None,
+    **kwargs: Any,
+) -> list[checks.CheckMessage]:
     """E001: sessions in use without a secret."""
     try:
         secret = settings.SECRET_KEY
@@ -71,7 +83,12 @@ def check_secret_key(app_configs: list[AppConfig] | None = None, **kwargs: Any) 
 
 
 @checks.register()
-def check_settings(app_configs: list[AppConfig] | None = None, **kwargs: Any) -> list[checks.CheckMessage]:
+def check_settings(
+    *,
+    app_configs: Sequence[AppConfig] | None = None,
+    databases: Sequence[str] | None = None,
+    **kwargs: Any,
+) -> list[checks.CheckMessage]:
     """E002: APPFRAMEWORK has unknown keys, bad import strings or bad values."""
     errors: list[checks.CheckMessage] = []
     try:
@@ -110,7 +127,12 @@ def check_settings(app_configs: list[AppConfig] | None = None, **kwargs: Any) ->
 
 
 @checks.register()
-def check_middleware(app_configs: list[AppConfig] | None = None, **kwargs: Any) -> list[checks.CheckMessage]:
+def check_middleware(
+    *,
+    app_configs: Sequence[AppConfig] | None = None,
+    databases: Sequence[str] | None = None,
+    **kwargs: Any,
+) -> list[checks.CheckMessage]:
     """E005, W001, W002, W003: the middleware stack around the CSRF middleware."""
     messages: list[checks.CheckMessage] = []
     csrf = middleware_index(CSRF_MIDDLEWARE)

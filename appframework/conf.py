@@ -183,6 +183,7 @@ def derived_setting(func: F) -> F:
     _DERIVED_CACHES.append(cached)
     return cached  # type: ignore[return-value]
 
+
 # Django settings the suite reads through ``app_settings`` or caches elsewhere.
 _WATCHED = frozenset({"APPFRAMEWORK", "AUTH_USER_MODEL", "SECRET_KEY"})
 # Django settings that derived values (``derived_setting``) read.

@@ -30,8 +30,7 @@ class Container:
         except KeyError:
             name = getattr(key, "__qualname__", key)
             raise LookupError(
-                f"Nothing is bound to {name!r} in the container; is its provider in "
-                "INSTALLED_APPS?"
+                f"Nothing is bound to {name!r} in the container; is its provider in INSTALLED_APPS?"
             ) from None
 
     def __contains__(self, key: object) -> bool:

@@ -94,7 +94,12 @@ _VARIABLES: tuple[tuple[str, tuple[Target, ...], Callable[[str, str], Any], Any]
         "strict-origin-when-cross-origin",
     ),
     ("SECURITY_HEADERS_HSTS", (("SECURITY_HEADERS", "HSTS"),), parse_bool, False),
-    ("SECURITY_HEADERS_HSTS_MAX_AGE", (("SECURITY_HEADERS", "HSTS_MAX_AGE"),), parse_seconds, 31536000),
+    (
+        "SECURITY_HEADERS_HSTS_MAX_AGE",
+        (("SECURITY_HEADERS", "HSTS_MAX_AGE"),),
+        parse_seconds,
+        31536000,
+    ),
 )
 
 ENVIRONMENT_VARIABLES: tuple[str, ...] = tuple(v[0] for v in _VARIABLES)

@@ -35,7 +35,9 @@ def problem_response(
     """An RFC 9457 problem document (or a short HTML page when ``json_body`` is false)."""
     title = title or HTTPStatus(status).phrase
     if json_body:
-        body = json.dumps({"type": "about:blank", "title": title, "status": status, "detail": detail})
+        body = json.dumps(
+            {"type": "about:blank", "title": title, "status": status, "detail": detail}
+        )
         response = HttpResponse(body, status=status, content_type="application/problem+json")
     else:
         from django.utils.html import escape

@@ -20,8 +20,10 @@ def response_for_error(request: HttpRequest, exc: AppFrameworkError) -> HttpResp
     ``handler403``/``handler400`` templates render as they always have.
     """
     as_json = wants_json(request)
-    if not as_json and type(exc).status_code in (403, 400) and isinstance(
-        exc, ForbiddenException | BadRequestException
+    if (
+        not as_json
+        and type(exc).status_code in (403, 400)
+        and isinstance(exc, ForbiddenException | BadRequestException)
     ):
         return None
     return problem_response(

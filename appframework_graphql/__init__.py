@@ -19,6 +19,12 @@ _EXPORTS = {
     "async_graphql_view": ".views",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "GraphQLServiceProvider",
+    "aexecute_graphql",
+    "async_graphql_view",
+    "execute_graphql",
+    "graphql_view",
+]
 
 __getattr__ = lazy_exports(__name__, _EXPORTS)

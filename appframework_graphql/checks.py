@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.apps import AppConfig
@@ -16,7 +17,12 @@ def _limit_ok(value: Any) -> bool:
     return value is None or (isinstance(value, int) and not isinstance(value, bool) and value > 0)
 
 
-def check_graphql_settings(app_configs: list[AppConfig] | None = None, **kwargs: Any) -> list[checks.CheckMessage]:
+def check_graphql_settings(
+    *,
+    app_configs: Sequence[AppConfig] | None = None,
+    databases: Sequence[str] | None = None,
+    **kwargs: Any,
+) -> list[checks.CheckMessage]:
     from graphql import validate_schema
 
     from .schema import get_schema

@@ -59,9 +59,7 @@ def prepare(
             isinstance(definition, OperationDefinitionNode)
             and definition.operation is OperationType.SUBSCRIPTION
         ):
-            return Prepared(
-                None, (GraphQLError("Subscriptions are not supported.", [definition]),)
-            )
+            return Prepared(None, (GraphQLError("Subscriptions are not supported.", [definition]),))
     if max_depth is not None:
         depth = max_operation_depth(document)
         if depth > max_depth:
@@ -77,7 +75,9 @@ class DocumentCache:
 
     def __init__(self, maxsize: int) -> None:
         self.maxsize = maxsize
-        self._entries: OrderedDict[tuple[int, str, int | None, int | None], Prepared] = OrderedDict()
+        self._entries: OrderedDict[tuple[int, str, int | None, int | None], Prepared] = (
+            OrderedDict()
+        )
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0

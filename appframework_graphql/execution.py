@@ -96,7 +96,9 @@ def _start(
     return execute(
         schema,
         prepared.document,
-        context_value=context if context is not None else {"request": request, "container": container},
+        context_value=context
+        if context is not None
+        else {"request": request, "container": container},
         variable_values=dict(variables) if variables is not None else None,
         operation_name=operation_name,
     )

@@ -35,13 +35,17 @@ class RequestError(Exception):
 class GraphQLRequest:
     __slots__ = ("operation_name", "query", "variables")
 
-    def __init__(self, query: str, variables: dict[str, Any] | None, operation_name: str | None) -> None:
+    def __init__(
+        self, query: str, variables: dict[str, Any] | None, operation_name: str | None
+    ) -> None:
         self.query = query
         self.variables = variables
         self.operation_name = operation_name
 
 
-def _json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> HttpResponse:
+def _json_response(
+    body: Any, status: int = 200, headers: dict[str, str] | None = None
+) -> HttpResponse:
     try:
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as exc:
@@ -105,7 +109,11 @@ def _not_post(request: HttpRequest) -> HttpResponse:
     if request.method in ("GET", "HEAD") and ui and _wants_page(request):
         return render_graphiql(request)
     allow = "GET, HEAD, POST" if ui else "POST"
-    return _error(405, f"Method {request.method} is not allowed; queries and mutations use POST.", {"Allow": allow})
+    return _error(
+        405,
+        f"Method {request.method} is not allowed; queries and mutations use POST.",
+        {"Allow": allow},
+    )
 
 
 def graphql_view(request: HttpRequest) -> HttpResponse:

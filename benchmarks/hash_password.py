@@ -2,7 +2,7 @@
 
 Run from the repository root:
 
-    .venv/bin/python benchmarks/hash_password.py [--rounds 9] [--calls 1]
+    .venv/bin/python benchmarks/hash_password.py [--rounds 11] [--calls 1] [--clock cpu|wall]
 
 Compares
   * ``appframework.auth.hash_password(pw)``      vs ``django...hashers.make_password(pw)``
@@ -52,7 +52,7 @@ def configure() -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--rounds", type=int, default=11)
     parser.add_argument("--calls", type=int, default=1, help="calls per operation per round")
     parser.add_argument(
         "--clock",

@@ -68,7 +68,9 @@ def database_from_url(url: str) -> dict[str, object]:
     """``postgres://user:pass@host:port/name`` → a DATABASES entry."""
     parts = urlsplit(url)
     if parts.scheme not in ("postgres", "postgresql", "pgsql"):
-        raise ValueError(f"DATABASE_URL scheme {parts.scheme!r} is not supported (use postgres://).")
+        raise ValueError(
+            f"DATABASE_URL scheme {parts.scheme!r} is not supported (use postgres://)."
+        )
     return {
         "ENGINE": "django.db.backends.postgresql",
         "NAME": unquote(parts.path.lstrip("/")) or "postgres",

@@ -52,6 +52,27 @@ _EXPORTS = {
     "api_auth_required": ".decorators",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "MAX_PASSWORD_BYTES",
+    "AuthManager",
+    "Authenticatable",
+    "TokenManager",
+    "alogin",
+    "alogout",
+    "api_auth_required",
+    "auth_required",
+    "current_api_user",
+    "current_api_user_sync",
+    "current_user",
+    "current_user_sync",
+    "hash_password",
+    "login",
+    "logout",
+    "require_api_auth",
+    "require_api_auth_sync",
+    "require_auth",
+    "require_auth_sync",
+    "verify_password",
+]
 
 __getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.apps import AppConfig
@@ -14,7 +15,12 @@ from ..checks import _error
 from ..conf import app_settings
 
 
-def check_backend(app_configs: list[AppConfig] | None = None, **kwargs: Any) -> list[checks.CheckMessage]:
+def check_backend(
+    *,
+    app_configs: Sequence[AppConfig] | None = None,
+    databases: Sequence[str] | None = None,
+    **kwargs: Any,
+) -> list[checks.CheckMessage]:
     """E003: AuthManager must be an authentication backend."""
     from .manager import AuthManager
 
@@ -33,7 +39,12 @@ def check_backend(app_configs: list[AppConfig] | None = None, **kwargs: Any) -> 
     ]
 
 
-def check_user_model(app_configs: list[AppConfig] | None = None, **kwargs: Any) -> list[checks.CheckMessage]:
+def check_user_model(
+    *,
+    app_configs: Sequence[AppConfig] | None = None,
+    databases: Sequence[str] | None = None,
+    **kwargs: Any,
+) -> list[checks.CheckMessage]:
     """E004: the user model has the configured columns and mixes in Authenticatable."""
     from django.contrib.auth import get_user_model
 
@@ -42,7 +53,11 @@ def check_user_model(app_configs: list[AppConfig] | None = None, **kwargs: Any) 
     try:
         model = get_user_model()
     except Exception as exc:  # an unresolvable AUTH_USER_MODEL is Django's own check
-        return [_error("appframework.E004", f"Cannot load the user model: {exc}", "Fix AUTH_USER_MODEL.")]
+        return [
+            _error(
+                "appframework.E004", f"Cannot load the user model: {exc}", "Fix AUTH_USER_MODEL."
+            )
+        ]
     errors: list[checks.CheckMessage] = []
     if not issubclass(model, Authenticatable):
         errors.append(

@@ -17,7 +17,9 @@ __all__ = ["api_auth_required", "auth_required"]
 V = TypeVar("V", bound=Callable[..., Any])
 
 
-def _guard(sync_check: Callable[[HttpRequest], Any], async_check: Callable[[HttpRequest], Any]) -> Callable[[V], V]:
+def _guard(
+    sync_check: Callable[[HttpRequest], Any], async_check: Callable[[HttpRequest], Any]
+) -> Callable[[V], V]:
     def decorator(view: V) -> V:
         if iscoroutinefunction(view):
 

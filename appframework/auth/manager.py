@@ -55,7 +55,7 @@ class AuthManager(ModelBackend):
         return await sync_to_async(self.attempt_sync)(username, password)
 
     # -- Django backend protocol ---------------------------------------------------------
-    def authenticate(  # type: ignore[override]
+    def authenticate(
         self,
         request: HttpRequest | None,
         username: str | None = None,

@@ -9,7 +9,7 @@ from django.utils.crypto import salted_hmac
 from ..conf import app_settings
 from .passwords import hash_password, needs_rehash, verify_password
 
-__all__ = ["Authenticatable", "UNUSABLE_PASSWORD"]
+__all__ = ["UNUSABLE_PASSWORD", "Authenticatable"]
 
 #: Stored for users who cannot log in with a password (SSO-only accounts); no hash
 #: verifies against it.

@@ -46,7 +46,10 @@ _DEFAULT_HASHER = PBKDF2PasswordHasher()
 
 
 def _password_bytes_ok(password: object) -> bool:
-    return isinstance(password, str) and 0 < len(password.encode("utf-8", "surrogatepass")) <= MAX_PASSWORD_BYTES
+    return (
+        isinstance(password, str)
+        and 0 < len(password.encode("utf-8", "surrogatepass")) <= MAX_PASSWORD_BYTES
+    )
 
 
 def hash_password(password: str) -> str:

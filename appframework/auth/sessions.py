@@ -30,7 +30,6 @@ __all__ = [
 ]
 
 
-
 def session_ignored(request: HttpRequest) -> bool:
     return "authorization" in request.headers
 

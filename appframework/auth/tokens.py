@@ -165,5 +165,3 @@ async def require_api_auth(request: HttpRequest) -> Any:
     if user is None:
         raise _unauthorized(request)
     return user
-
-

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from .guard import authorize, authorize_sync, authorized
     from .backend import GateBackend
     from .gate import Decision, Gate
+    from .guard import authorize, authorize_sync, authorized
     from .mixins import HasRoles
     from .models import Permission, Role
     from .signals import gate_evaluated
@@ -27,6 +27,17 @@ _EXPORTS = {
     "gate_evaluated": ".signals",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "Decision",
+    "Gate",
+    "GateBackend",
+    "HasRoles",
+    "Permission",
+    "Role",
+    "authorize",
+    "authorize_sync",
+    "authorized",
+    "gate_evaluated",
+]
 
 __getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.apps import AppConfig
@@ -12,7 +13,12 @@ from django.utils.module_loading import import_string
 from ..checks import _warning
 
 
-def check_backend(app_configs: list[AppConfig] | None = None, **kwargs: Any) -> list[checks.CheckMessage]:
+def check_backend(
+    *,
+    app_configs: Sequence[AppConfig] | None = None,
+    databases: Sequence[str] | None = None,
+    **kwargs: Any,
+) -> list[checks.CheckMessage]:
     """W010: without the Gate backend, ``user.has_perm("ability", obj)`` never reaches it."""
     from .backend import GateBackend
 

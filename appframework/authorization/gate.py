@@ -187,7 +187,9 @@ class Gate:
         return policy, args
 
     # -- evaluation --------------------------------------------------------------------
-    def _steps(self, user: Any, ability: str, args: tuple[Any, ...]) -> Generator[Step, Any, Decision]:
+    def _steps(
+        self, user: Any, ability: str, args: tuple[Any, ...]
+    ) -> Generator[Step, Any, Decision]:
         """The lookup order, once: yields each call to make and receives its result, so
         the sync and async drivers below share it."""
         for hook in self._before:
@@ -242,7 +244,9 @@ class Gate:
     def allows_sync(self, user: Any, ability: str, *args: Any) -> bool:
         return self.inspect_sync(user, ability, *args).allowed
 
-    def _evaluated(self, user: Any, ability: str, args: tuple[Any, ...], decision: Decision) -> None:
+    def _evaluated(
+        self, user: Any, ability: str, args: tuple[Any, ...], decision: Decision
+    ) -> None:
         if gate_evaluated.receivers:
             gate_evaluated.send(
                 sender=self,

@@ -10,7 +10,9 @@ from .gate import Gate
 __all__ = ["assert_scope_matches"]
 
 
-def assert_scope_matches(gate: Gate, user: Any, ability: str, queryset: Any, objects: Iterable[Any] | None = None) -> None:
+def assert_scope_matches(
+    gate: Gate, user: Any, ability: str, queryset: Any, objects: Iterable[Any] | None = None
+) -> None:
     """Assert ``gate.scope(user, ability, queryset)`` holds exactly the objects of
     ``objects`` (default: all of ``queryset``) for which ``allows`` is True."""
     candidates = list(queryset if objects is None else objects)

@@ -26,7 +26,7 @@ from django.apps import apps
 from django.conf import settings
 from django.contrib.auth import SESSION_KEY
 from django.http import HttpRequest, HttpResponse
-from django.middleware.csrf import _get_failure_view  # the project's CSRF_FAILURE_VIEW
+from django.urls import get_callable
 from django.utils.cache import patch_vary_headers
 from django.utils.crypto import constant_time_compare, salted_hmac
 
@@ -85,7 +85,9 @@ def _unmask(masked: str) -> str | None:
     if len(masked) != 2 * TOKEN_LENGTH or not _CHARSET.issuperset(masked):
         return None
     mask, cipher = masked[:TOKEN_LENGTH], masked[TOKEN_LENGTH:]
-    return "".join(_CHARS[(_CHARS.index(c) - _CHARS.index(m)) % 62] for c, m in zip(cipher, mask, strict=True))
+    return "".join(
+        _CHARS[(_CHARS.index(c) - _CHARS.index(m)) % 62] for c, m in zip(cipher, mask, strict=True)
+    )
 
 
 def session_binding(request: HttpRequest) -> str:
@@ -151,7 +153,7 @@ class CsrfMiddleware:
         if self.is_async:
             markcoroutinefunction(self)
             # An async twin keeps ASGI requests off the sync_to_async thread hop.
-            self.process_view = self._aprocess_view  # type: ignore[method-assign]
+            self.process_view = self._aprocess_view  # type: ignore[method-assign,assignment]
 
     def __call__(self, request: HttpRequest) -> Any:
         if self.is_async:
@@ -167,7 +169,7 @@ class CsrfMiddleware:
             return await self.get_response(request)  # type: ignore[misc]
         response = await self.get_response(request)  # type: ignore[misc]
         self._after(request, response)
-        return response  # type: ignore[no-any-return]
+        return response
 
     # request phase: put a token where get_token() looks, remember the incoming cookie.
     def _before(self, request: HttpRequest) -> bool:
@@ -186,7 +188,11 @@ class CsrfMiddleware:
         incoming, binding_before = getattr(request, _STATE_ATTR)
         binding = session_binding(request)
         token = request.META.get("CSRF_COOKIE")
-        if binding != binding_before or not token_is_valid(token, binding):
+        if (
+            binding != binding_before
+            or not isinstance(token, str)
+            or not token_is_valid(token, binding)
+        ):
             token = mint_token(binding)
             request.META["CSRF_COOKIE"] = token
         if token == incoming:
@@ -267,7 +273,8 @@ class CsrfMiddleware:
     def _reject(request: HttpRequest, reason: str) -> HttpResponse:
         if wants_json(request):
             return problem_response(403, reason, title="CSRF verification failed")
-        response: HttpResponse = _get_failure_view()(request, reason=reason)
+        # The project's CSRF_FAILURE_VIEW, as Django's own middleware renders it.
+        response: HttpResponse = get_callable(settings.CSRF_FAILURE_VIEW)(request, reason=reason)
         return response
 
 
@@ -297,4 +304,4 @@ def _ignore_session_user(request: HttpRequest) -> None:
     async def auser() -> AnonymousUser:
         return anonymous
 
-    request.auser = auser  # type: ignore[attr-defined]
+    request.auser = auser

@@ -54,7 +54,7 @@ class SecurityHeadersMiddleware:
     async def __acall__(self, request: HttpRequest) -> HttpResponse:
         response = await self.get_response(request)  # type: ignore[misc]
         self._apply(request, response)
-        return response  # type: ignore[no-any-return]
+        return response
 
     @staticmethod
     def _apply(request: HttpRequest, response: HttpResponse) -> None:

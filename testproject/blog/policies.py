@@ -37,4 +37,9 @@ def register(gate: Gate) -> None:
     gate.policy(Post, PostPolicy)
     # A role-based ability: anyone with the "moderator" role or the "posts.publish"
     # permission (granted through any role).
-    gate.define("publish-post", lambda user, post=None: Gate.role("moderator")(user) or Gate.permission("posts.publish")(user))
+    gate.define(
+        "publish-post",
+        lambda user, post=None: (
+            Gate.role("moderator")(user) or Gate.permission("posts.publish")(user)
+        ),
+    )

@@ -25,10 +25,14 @@ class SpecialThing(Thing):
 class Person:
     """A plain user-like object."""
 
-    def __init__(self, pk: int = 1, *, is_active: bool = True) -> None:
+    def __init__(self, pk: int = 1, *, is_active: bool = True, roles: tuple[str, ...] = ()) -> None:
         self.pk = self.id = pk
         self.is_active = is_active
         self.is_authenticated = True
+        self.roles = set(roles)
+
+    def has_role(self, name: str) -> bool:
+        return name in self.roles
 
     def __repr__(self) -> str:
         return f"Person({self.pk})"
@@ -90,7 +94,9 @@ def sync_request(user: Any = None, **headers: str) -> Any:
 
 
 def async_request(user: Any = None, **headers: str) -> Any:
-    request = AsyncRequestFactory().get("/", **headers)
+    # AsyncRequestFactory puts extra kwargs into the ASGI scope; real headers go in headers=.
+    named = {key[5:].replace("_", "-").title(): value for key, value in headers.items() if key.startswith("HTTP_")}
+    request = AsyncRequestFactory().get("/", headers=named)
     resolved = user if user is not None else AnonymousUser()
     request.user = resolved
 

@@ -4,36 +4,52 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='Permission',
+            name="Permission",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100, unique=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=100, unique=True)),
             ],
             options={
-                'verbose_name': 'permission',
-                'db_table': 'permissions',
-                'ordering': ['name'],
+                "verbose_name": "permission",
+                "db_table": "permissions",
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='Role',
+            name="Role",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=50, unique=True)),
-                ('permissions', models.ManyToManyField(blank=True, db_table='role_permissions', related_name='roles', to='appframework_authorization.permission')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=50, unique=True)),
+                (
+                    "permissions",
+                    models.ManyToManyField(
+                        blank=True,
+                        db_table="role_permissions",
+                        related_name="roles",
+                        to="appframework_authorization.permission",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'role',
-                'db_table': 'roles',
-                'ordering': ['name'],
+                "verbose_name": "role",
+                "db_table": "roles",
+                "ordering": ["name"],
             },
         ),
     ]

@@ -14,5 +14,7 @@ class Command(BaseCommand):
             user = User.objects.create_superuser("demo@example.com", "demo-password", name="Demo")
         if not Post.objects.exists():
             for n in range(1, 4):
-                Post.objects.create(title=f"Hello #{n}", body="Written by the demo seed.", author=user)
+                Post.objects.create(
+                    title=f"Hello #{n}", body="Written by the demo seed.", author=user
+                )
         self.stdout.write("demo user: demo@example.com / demo-password")
