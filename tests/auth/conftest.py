@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -29,6 +31,18 @@ def client_with_session(value: str, **kwargs: Any) -> Client:
 
 def bearer(token: str) -> dict[str, str]:
     return {"HTTP_AUTHORIZATION": f"Bearer {token}"}
+
+
+@pytest.fixture(autouse=True)
+def _close_worker_thread_connections(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Async tests reach the database from asgiref's sync_to_async worker thread, whose
+    connection AsyncClient never closes; close it so PostgreSQL can drop the test DB."""
+    yield
+    if inspect.iscoroutinefunction(getattr(request, "function", None)):
+        from asgiref.sync import SyncToAsync
+        from django.db import connections
+
+        SyncToAsync.single_thread_executor.submit(connections.close_all).result()
 
 
 @pytest.fixture

@@ -8,6 +8,8 @@ from typing import Any
 from wsgiref.util import setup_testing_defaults
 
 import pytest
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
 from django.test import Client
 
 from .conftest import asgi_request, session_cookie_name
@@ -124,11 +126,19 @@ def _wsgi_get(path: str, **extra: str) -> tuple[str, dict[str, str], bytes]:
     def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> None:
         captured["status"], captured["headers"] = status, dict(headers)
 
-    result = application(environ, start_response)
+    # As Django's test Client does: keep the request signals from closing the test's
+    # connection (it holds the test transaction on PostgreSQL).
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
     try:
-        body = b"".join(result)
+        result = application(environ, start_response)
+        try:
+            body = b"".join(result)
+        finally:
+            getattr(result, "close", lambda: None)()
     finally:
-        getattr(result, "close", lambda: None)()
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
     return captured["status"], captured["headers"], body
 
 
