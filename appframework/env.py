@@ -122,11 +122,13 @@ def apply_environment(
         value = parse(variable, raw) if raw is not None else default
         if raw is None and default is None:
             continue
+        # The first target decides the effective value (an explicit setting wins); the
+        # others follow it, so e.g. Django's CSRF_COOKIE_NAME never drifts from ours.
         for target in targets:
             if isinstance(target, tuple):
                 section = app.setdefault(target[0], {})
-                section.setdefault(target[1], value)
+                value = section.setdefault(target[1], value)
             else:
-                namespace.setdefault(target, value)
+                value = namespace.setdefault(target, value)
     namespace.setdefault("SESSION_ENGINE", "django.contrib.sessions.backends.signed_cookies")
     return namespace

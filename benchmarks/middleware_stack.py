@@ -2,7 +2,7 @@
 
 Run from the repository root:
 
-    .venv/bin/python benchmarks/middleware_stack.py [--rounds 7] [--requests 2000] [--clock cpu|wall]
+    .venv/bin/python benchmarks/middleware_stack.py [--rounds 11] [--batch-seconds 0.15] [--clock cpu|wall]
 
 Two ``WSGIHandler`` instances are built in one process, one per MIDDLEWARE list:
 
@@ -30,7 +30,7 @@ c) logged-in GET ``/me`` with the session cookie and that stack's CSRF cookie; t
    reads ``request.user.is_authenticated`` (one SELECT of the user, session-hash check).
 
 The stacks run in alternating rounds (order flipped every round, ABBA-style), each
-round timing ``--requests`` requests per stack; us is the median of the per-round mean
+round timing N requests per stack (N sized so a batch takes ~0.15 s, or ``--requests``); us is the median of the per-round mean
 per-request times and the ratio is the median of the per-round suite/django ratios, so
 machine noise hits both stacks alike. Times are this process's CPU time by default
 (``--clock wall`` for perf_counter): on a shared 2-core machine wall time mostly
@@ -307,8 +307,14 @@ def scenario_environs(handlers: dict[str, Any]) -> dict[str, dict[str, dict[str,
 # -- main ------------------------------------------------------------------------------------
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--requests", type=int, default=2000, help="requests per stack per round")
+    parser.add_argument("--rounds", type=int, default=11)
+    parser.add_argument(
+        "--requests",
+        type=int,
+        default=0,
+        help="requests per stack per round (default: sized so a batch takes --batch-seconds)",
+    )
+    parser.add_argument("--batch-seconds", type=float, default=0.15)
     parser.add_argument("--warmup", type=int, default=300)
     parser.add_argument("--no-bare", action="store_true", help="skip the no-middleware reference")
     parser.add_argument(
@@ -336,10 +342,10 @@ def main() -> int:
     print("django MIDDLEWARE:", ", ".join(m.rsplit(".", 1)[1] for m in DJANGO_MIDDLEWARE))
     print(
         f"Django {django.get_version()}, Python {sys.version.split()[0]}; "
-        f"{args.rounds} rounds x {args.requests} requests per stack, {args.clock} clock;\n"
+        f"{args.rounds} rounds x N requests per stack per scenario, {args.clock} clock;\n"
         "us = median of round means per request; ratio = median of per-round suite/django"
     )
-    header = f"{'scenario':<44}{'suite us':>10}{'django us':>11}{'ratio':>8}"
+    header = f"{'scenario':<44}{'N':>6}{'suite us':>10}{'django us':>11}{'ratio':>8}"
     if not args.no_bare:
         header += f"{'bare us':>10}{'mw ratio':>10}"
     print(header)
@@ -347,17 +353,19 @@ def main() -> int:
     for key, label in labels.items():
         environs = scenarios[key]
         for stack in stacks:
-            run_batch(handlers[stack], environs[stack], args.warmup, clock)
+            per_request = run_batch(handlers[stack], environs[stack], args.warmup, time.perf_counter)
+            if stack == "django":
+                n = args.requests or max(100, round(args.batch_seconds / per_request))
         samples: dict[str, list[float]] = {s: [] for s in stacks}
         for r in range(args.rounds):
             # suite and django always back to back; who goes first alternates.
             order = stacks if r % 2 == 0 else list(reversed(stacks))
             for stack in order:
-                samples[stack].append(run_batch(handlers[stack], environs[stack], args.requests, clock))
+                samples[stack].append(run_batch(handlers[stack], environs[stack], n, clock))
         med = {s: statistics.median(v) * 1e6 for s, v in samples.items()}
         ratio = statistics.median(a / b for a, b in zip(samples["suite"], samples["django"], strict=True))
         worst = max(worst, ratio)
-        line = f"{label:<44}{med['suite']:>10.1f}{med['django']:>11.1f}{ratio:>8.3f}"
+        line = f"{label:<44}{n:>6}{med['suite']:>10.1f}{med['django']:>11.1f}{ratio:>8.3f}"
         if not args.no_bare:
             # Ratio of the middleware-attributable part alone (stack minus bare handler).
             d_suite = med["suite"] - med["bare"]

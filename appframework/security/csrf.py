@@ -17,6 +17,7 @@ Django looks, ``request.META["CSRF_COOKIE"]``); Django's masked form field
 from __future__ import annotations
 
 import secrets
+from io import BytesIO
 import string
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -25,7 +26,7 @@ from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.apps import apps
 from django.conf import settings
 from django.contrib.auth import SESSION_KEY
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.urls import get_callable
 from django.utils.cache import patch_vary_headers
 from django.utils.crypto import constant_time_compare, salted_hmac
@@ -283,7 +284,14 @@ def _form_token(request: HttpRequest) -> str | None:
     if content_type not in ("application/x-www-form-urlencoded", "multipart/form-data"):
         return None
     try:
-        post = request.POST
+        if request.method == "POST":
+            post = request.POST
+        elif content_type == "multipart/form-data":
+            # Django parses bodies into request.POST for POST only; PUT/PATCH/DELETE
+            # forms (method-override setups) carry the field too.
+            post, _ = request.parse_file_upload(request.META, BytesIO(request.body))
+        else:
+            post = QueryDict(request.body, encoding=request.encoding)
     except Exception:
         # A malformed body is a missing token, not a 500 (Django does the same).
         return None

@@ -18,11 +18,18 @@ VENVS="$ROOT/.venvs"
 GRAPHENE_REQS=("Django>=5.2,<5.3" "graphene-django==3.2.3" "graphql-core>=3.2,<3.3")
 STRAWBERRY_REQS=("Django>=5.2,<5.3" "strawberry-graphql==0.341.2" "graphql-core>=3.3,<3.4")
 
+# pip, minus this machine's noise about absent local index folders.
+pip_q() {
+    local dir="$1"; shift
+    "$dir/bin/python" -m pip install -q --disable-pip-version-check "$@" \
+        2> >(grep -v 'is ignored: it is neither a file nor a directory' >&2 || true)
+}
+
 make_env() {
     local name="$1"; shift
     local dir="$VENVS/$name"
     local want stamp
-    want="$("$PY" -c 'import sys; print(sys.version.split()[0])') $* appframework-e"
+    want="$("$PY" -c 'import sys; print(sys.version.split()[0])') $* appframework-e $(sha1sum "$ROOT/pyproject.toml" | cut -c1-12)"
     stamp="$dir/.bench-reqs"
     if [[ -x "$dir/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
         echo "[$name] up to date"
@@ -30,9 +37,9 @@ make_env() {
     fi
     echo "[$name] creating/updating"
     [[ -x "$dir/bin/python" ]] || "$PY" -m venv "$dir"
-    "$dir/bin/python" -m pip install -q --disable-pip-version-check "$@"
+    pip_q "$dir" "$@"
     # Our package, editable, without letting it move the pins above.
-    "$dir/bin/python" -m pip install -q --disable-pip-version-check --no-deps -e "$ROOT"
+    pip_q "$dir" --no-deps -e "$ROOT"
     "$dir/bin/python" -m pip check
     echo "$want" > "$stamp"
 }

@@ -64,7 +64,9 @@ async def test_auth_required_async_view_anonymous_is_401() -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_auth_required_async_view_authenticated_is_200(session_cookie: str, user: Any) -> None:
+async def test_auth_required_async_view_authenticated_is_200(
+    session_cookie: str, user: Any
+) -> None:
     response = await async_client_with_session(session_cookie).get("/t/deco/asession")
     assert response.status_code == 200
     assert response.json() == {"id": user.pk}
@@ -80,7 +82,9 @@ def test_auth_required_async_view_through_sync_client_is_200_when_authenticated(
 
 
 @pytest.mark.django_db
-def test_auth_required_with_session_and_authorization_header_is_401(session_cookie: str, token: str) -> None:
+def test_auth_required_with_session_and_authorization_header_is_401(
+    session_cookie: str, token: str
+) -> None:
     client = client_with_session(session_cookie)
     assert client.get("/t/deco/session", **bearer(token)).status_code == 401
     assert client.get("/t/deco/asession", **bearer(token)).status_code == 401
@@ -100,7 +104,9 @@ def test_api_auth_required_sync_view_anonymous_is_401_with_www_authenticate(clie
 
 
 @pytest.mark.django_db
-def test_api_auth_required_sync_view_with_token_is_200(client: Client, token: str, user: Any) -> None:
+def test_api_auth_required_sync_view_with_token_is_200(
+    client: Client, token: str, user: Any
+) -> None:
     response = client.get("/t/deco/api", **bearer(token))
     assert response.status_code == 200
     assert response.json() == {"id": user.pk}

@@ -47,8 +47,11 @@ def test_bad_request_exception_is_a_django_bad_request() -> None:
 
 def test_every_error_is_an_appframework_error_with_its_status() -> None:
     for cls, status in [
-        (UnauthorizedException, 401), (ForbiddenException, 403), (BadRequestException, 400),
-        (ValidationException, 422), (TooManyRequestsException, 429),
+        (UnauthorizedException, 401),
+        (ForbiddenException, 403),
+        (BadRequestException, 400),
+        (ValidationException, 422),
+        (TooManyRequestsException, 429),
     ]:
         assert issubclass(cls, AppFrameworkError)
         assert cls.status_code == status
@@ -82,7 +85,12 @@ async def test_error_from_async_view_for_json_client_is_problem_json(
     response = await AsyncClient().get(f"/t/araise/{kind}", headers={"Accept": "application/json"})
     assert response.status_code == status
     assert response["Content-Type"] == "application/problem+json"
-    assert response.json() == {"type": "about:blank", "title": title, "status": status, "detail": detail}
+    assert response.json() == {
+        "type": "about:blank",
+        "title": title,
+        "status": status,
+        "detail": detail,
+    }
 
 
 def test_too_many_requests_sends_retry_after_3_for_2_5_seconds(client: Client) -> None:
@@ -124,9 +132,15 @@ def test_bad_request_for_browser_falls_back_to_djangos_400_page(client: Client) 
 
 @pytest.mark.parametrize(
     ("kind", "status", "title"),
-    [("unauthorized", 401, "Unauthorized"), ("validation", 422, "Unprocessable Content"), ("too-many", 429, "Too Many Requests")],
+    [
+        ("unauthorized", 401, "Unauthorized"),
+        ("validation", 422, "Unprocessable Content"),
+        ("too-many", 429, "Too Many Requests"),
+    ],
 )
-def test_401_422_429_for_browser_are_text_html(client: Client, kind: str, status: int, title: str) -> None:
+def test_401_422_429_for_browser_are_text_html(
+    client: Client, kind: str, status: int, title: str
+) -> None:
     response = client.get(f"/t/raise/{kind}", **BROWSER)
     assert response.status_code == status
     assert response["Content-Type"].startswith("text/html")
@@ -146,10 +160,19 @@ def test_html_error_page_escapes_the_detail(rf: Any) -> None:
 # -- without the middleware Django still answers 403/400, never 500 -----------------------------------
 @pytest.mark.parametrize(
     ("kind", "status"),
-    [("unauthorized", 403), ("forbidden", 403), ("bad-request", 400), ("validation", 400), ("too-many", 400)],
+    [
+        ("unauthorized", 403),
+        ("forbidden", 403),
+        ("bad-request", 400),
+        ("validation", 400),
+        ("too-many", 400),
+    ],
 )
-def test_without_error_middleware_django_answers_403_or_400(settings: Any, kind: str, status: int) -> None:
-    settings.MIDDLEWARE = [m for m in settings.MIDDLEWARE if m != "appframework.middleware.ErrorMiddleware"]
+def test_without_error_middleware_django_answers_403_or_400(
+    settings: Any, kind: str, status: int
+) -> None:
+    settings.MIDDLEWARE = [
+        m for m in settings.MIDDLEWARE if m != "appframework.middleware.ErrorMiddleware"
+    ]
     response = Client().get(f"/t/raise/{kind}", **BROWSER)
     assert response.status_code == status
-

@@ -37,7 +37,9 @@ def asgi_app() -> Any:
 
 # -- ASGI ---------------------------------------------------------------------------------------
 @pytest.mark.django_db(transaction=True)
-async def test_asgi_app_form_login_then_session_then_logout(asgi_app: Any, user: Any, password: str) -> None:
+async def test_asgi_app_form_login_then_session_then_logout(
+    asgi_app: Any, user: Any, password: str
+) -> None:
     status, headers, _ = await asgi_request(asgi_app, "GET", "/login")
     assert status == 200
     cookies = _cookies(headers)
@@ -45,23 +47,33 @@ async def test_asgi_app_form_login_then_session_then_logout(asgi_app: Any, user:
 
     body = f"email={user.email}&password={password.replace(' ', '+')}&_token={csrf}".encode()
     status, headers, _ = await asgi_request(
-        asgi_app, "POST", "/login",
-        [(b"content-type", b"application/x-www-form-urlencoded"), _cookie_header(cookies)], body,
+        asgi_app,
+        "POST",
+        "/login",
+        [(b"content-type", b"application/x-www-form-urlencoded"), _cookie_header(cookies)],
+        body,
     )
     assert status == 302
     cookies.update(_cookies(headers))
     assert cookies[session_cookie_name()]
 
-    status, _, content = await asgi_request(asgi_app, "GET", "/t/awhoami", [_cookie_header(cookies)])
+    status, _, content = await asgi_request(
+        asgi_app, "GET", "/t/awhoami", [_cookie_header(cookies)]
+    )
     assert status == 200
     assert b'"current_user": %d' % user.pk in content
 
     status, headers, _ = await asgi_request(
-        asgi_app, "POST", "/logout", [(b"x-csrf-token", cookies["csrf_token"].encode()), _cookie_header(cookies)]
+        asgi_app,
+        "POST",
+        "/logout",
+        [(b"x-csrf-token", cookies["csrf_token"].encode()), _cookie_header(cookies)],
     )
     assert status == 302
     cookies.update(_cookies(headers))
-    status, _, content = await asgi_request(asgi_app, "GET", "/t/awhoami", [_cookie_header(cookies)])
+    status, _, content = await asgi_request(
+        asgi_app, "GET", "/t/awhoami", [_cookie_header(cookies)]
+    )
     assert b'"current_user": null' in content
 
 
@@ -85,7 +97,7 @@ async def test_asgi_app_api_me_without_token_is_401_with_www_authenticate(asgi_a
 @pytest.mark.django_db(transaction=True)
 async def test_asgi_app_non_latin_bearer_bytes_are_401_not_500(asgi_app: Any) -> None:
     status, headers, _ = await asgi_request(
-        asgi_app, "GET", "/api/me", [(b"authorization", "Bearer tökén".encode("utf-8"))]
+        asgi_app, "GET", "/api/me", [(b"authorization", "Bearer tökén".encode())]
     )
     assert status == 401
     assert headers[b"www-authenticate"] == [b'Bearer error="invalid_token"']
@@ -98,7 +110,9 @@ async def test_asgi_app_session_ignored_when_authorization_header_present(
     cookie = _cookie_header({session_cookie_name(): session_cookie})
     _, _, content = await asgi_request(asgi_app, "GET", "/t/awhoami", [cookie])
     assert b'"current_user": %d' % user.pk in content
-    _, _, content = await asgi_request(asgi_app, "GET", "/t/awhoami", [cookie, (b"authorization", b"Bearer x")])
+    _, _, content = await asgi_request(
+        asgi_app, "GET", "/t/awhoami", [cookie, (b"authorization", b"Bearer x")]
+    )
     assert b'"current_user": null' in content
 
 
@@ -117,7 +131,11 @@ async def test_asgi_app_error_middleware_answers_problem_json(asgi_app: Any) -> 
 def _wsgi_get(path: str, **extra: str) -> tuple[str, dict[str, str], bytes]:
     from testproject.wsgi import application
 
-    environ: dict[str, Any] = {"PATH_INFO": path, "REQUEST_METHOD": "GET", "HTTP_HOST": "testserver"}
+    environ: dict[str, Any] = {
+        "PATH_INFO": path,
+        "REQUEST_METHOD": "GET",
+        "HTTP_HOST": "testserver",
+    }
     environ.update(extra)
     setup_testing_defaults(environ)
     environ["wsgi.input"] = io.BytesIO(b"")
@@ -144,7 +162,7 @@ def _wsgi_get(path: str, **extra: str) -> tuple[str, dict[str, str], bytes]:
 
 @pytest.mark.django_db
 def test_wsgi_app_api_me_accepts_bearer_token(token: str, user: Any) -> None:
-    status, headers, body = _wsgi_get("/api/me", HTTP_AUTHORIZATION=f"Bearer {token}")
+    status, _headers, body = _wsgi_get("/api/me", HTTP_AUTHORIZATION=f"Bearer {token}")
     assert status.startswith("200")
     assert f'"id": {user.pk}'.encode() in body
 
@@ -158,7 +176,9 @@ def test_wsgi_app_api_me_without_token_is_401_with_www_authenticate() -> None:
 
 @pytest.mark.django_db
 def test_wsgi_app_session_cookie_authenticates_sync_view(session_cookie: str, user: Any) -> None:
-    status, _, body = _wsgi_get("/t/whoami", HTTP_COOKIE=f"{session_cookie_name()}={session_cookie}")
+    status, _, body = _wsgi_get(
+        "/t/whoami", HTTP_COOKIE=f"{session_cookie_name()}={session_cookie}"
+    )
     assert status.startswith("200")
     assert b'"current_user": %d' % user.pk in body
 
@@ -168,8 +188,14 @@ def test_wsgi_client_login_session_token_api_roundtrip(user: Any, password: str)
     client = Client(enforce_csrf_checks=True)
     client.get("/login")
     response = client.post(
-        "/login", {"email": user.email, "password": password, "_token": client.cookies["csrf_token"].value}
+        "/login",
+        {"email": user.email, "password": password, "_token": client.cookies["csrf_token"].value},
     )
     assert response.status_code == 302
-    token = client.post("/token", HTTP_X_CSRF_TOKEN=client.cookies["csrf_token"].value).json()["token"]
-    assert Client().get("/api/me", HTTP_AUTHORIZATION=f"Bearer {token}").json() == {"id": user.pk, "email": user.email}
+    token = client.post("/token", HTTP_X_CSRF_TOKEN=client.cookies["csrf_token"].value).json()[
+        "token"
+    ]
+    assert Client().get("/api/me", HTTP_AUTHORIZATION=f"Bearer {token}").json() == {
+        "id": user.pk,
+        "email": user.email,
+    }

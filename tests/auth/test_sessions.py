@@ -44,7 +44,9 @@ def csrf_value(client: Client) -> str:
 def form_login(client: Client, email: str, password: str) -> Any:
     """The demo login form: GET /login (CSRF cookie), POST email/password/_token."""
     assert client.get("/login").status_code == 200
-    return client.post("/login", {"email": email, "password": password, "_token": csrf_value(client)})
+    return client.post(
+        "/login", {"email": email, "password": password, "_token": csrf_value(client)}
+    )
 
 
 def form_logout(client: Client, *, everywhere: bool = False) -> Any:
@@ -77,12 +79,20 @@ def test_state_table_anonymous_login_authenticated_logout_anonymous(
     assert response.status_code == 302
     assert response["Location"] == "/"
     assert f"Signed in as <strong>{user.email}</strong>" in csrf_client.get("/").content.decode()
-    assert whoami(csrf_client) == {"current_user": user.pk, "request_user": user.pk, "authenticated": True}
+    assert whoami(csrf_client) == {
+        "current_user": user.pk,
+        "request_user": user.pk,
+        "authenticated": True,
+    }
 
     response = form_logout(csrf_client)
     assert response.status_code == 302
     assert "You are anonymous" in csrf_client.get("/").content.decode()
-    assert whoami(csrf_client) == {"current_user": None, "request_user": None, "authenticated": False}
+    assert whoami(csrf_client) == {
+        "current_user": None,
+        "request_user": None,
+        "authenticated": False,
+    }
 
 
 @pytest.mark.django_db
@@ -97,7 +107,9 @@ def test_login_form_with_wrong_password_answers_401_and_stays_anonymous(
 
 
 @pytest.mark.django_db
-def test_logout_route_deletes_the_session_cookie(csrf_client: Client, user: Any, password: str) -> None:
+def test_logout_route_deletes_the_session_cookie(
+    csrf_client: Client, user: Any, password: str
+) -> None:
     form_login(csrf_client, user.email, password)
     response = form_logout(csrf_client)
     morsel = response.cookies[session_cookie_name()]
@@ -106,15 +118,22 @@ def test_logout_route_deletes_the_session_cookie(csrf_client: Client, user: Any,
 
 
 @pytest.mark.django_db
-def test_logout_route_rejects_post_without_csrf_token(csrf_client: Client, user: Any, password: str) -> None:
+def test_logout_route_rejects_post_without_csrf_token(
+    csrf_client: Client, user: Any, password: str
+) -> None:
     form_login(csrf_client, user.email, password)
     assert csrf_client.post("/logout").status_code == 403
     assert whoami(csrf_client)["current_user"] == user.pk
 
 
 @pytest.mark.django_db
-def test_login_and_logout_functions_from_sync_views(client: Client, user: Any, password: str) -> None:
-    assert client.post("/t/login", {"email": user.email, "password": password}).json() == {"ok": True, "id": user.pk}
+def test_login_and_logout_functions_from_sync_views(
+    client: Client, user: Any, password: str
+) -> None:
+    assert client.post("/t/login", {"email": user.email, "password": password}).json() == {
+        "ok": True,
+        "id": user.pk,
+    }
     assert whoami(client)["current_user"] == user.pk
     client.post("/t/logout")
     assert whoami(client)["current_user"] is None
@@ -126,7 +145,9 @@ def test_session_engine_is_djangos_signed_cookies() -> None:
 
 
 @pytest.mark.django_db
-def test_session_cookie_is_a_signed_payload_holding_the_user_id(session_cookie: str, user: Any) -> None:
+def test_session_cookie_is_a_signed_payload_holding_the_user_id(
+    session_cookie: str, user: Any
+) -> None:
     data = decode_session(session_cookie)
     assert data["_auth_user_id"] == str(user.pk)
     assert data["_auth_user_backend"] == "appframework.auth.AuthManager"
@@ -134,7 +155,9 @@ def test_session_cookie_is_a_signed_payload_holding_the_user_id(session_cookie: 
 
 
 @pytest.mark.django_db
-def test_login_stores_no_server_side_session_row(csrf_client: Client, user: Any, password: str) -> None:
+def test_login_stores_no_server_side_session_row(
+    csrf_client: Client, user: Any, password: str
+) -> None:
     from django.contrib.sessions.models import Session
 
     form_login(csrf_client, user.email, password)
@@ -143,7 +166,9 @@ def test_login_stores_no_server_side_session_row(csrf_client: Client, user: Any,
 
 
 @pytest.mark.django_db
-def test_session_cookie_is_httponly_and_samesite_lax(csrf_client: Client, user: Any, password: str) -> None:
+def test_session_cookie_is_httponly_and_samesite_lax(
+    csrf_client: Client, user: Any, password: str
+) -> None:
     response = form_login(csrf_client, user.email, password)
     morsel = response.cookies[session_cookie_name()]
     assert morsel["httponly"]
@@ -156,7 +181,11 @@ def test_session_cookie_older_than_session_max_age_is_anonymous(
 ) -> None:
     age = settings.SESSION_COOKIE_AGE
     with monkeypatch.context() as m:
-        m.setattr(signing.TimestampSigner, "timestamp", lambda self: signing.b62_encode(int(time.time()) - age - 60))
+        m.setattr(
+            signing.TimestampSigner,
+            "timestamp",
+            lambda self: signing.b62_encode(int(time.time()) - age - 60),
+        )
         old_cookie = cookie_for(user)
     assert replay(old_cookie)["current_user"] is None
 
@@ -187,11 +216,21 @@ def test_attempt_sync_returns_none_for_inactive_user(user: Any, password: str) -
 @pytest.mark.django_db
 @pytest.mark.parametrize(
     ("username", "secret"),
-    [(None, "pw"), (123, "pw"), (b"alice@example.com", "pw"), ("alice@example.com", None),
-     ("alice@example.com", 123), ("alice@example.com", b"pw"), ("", "pw"), ({"email": 1}, "pw")],
+    [
+        (None, "pw"),
+        (123, "pw"),
+        (b"alice@example.com", "pw"),
+        ("alice@example.com", None),
+        ("alice@example.com", 123),
+        ("alice@example.com", b"pw"),
+        ("", "pw"),
+        ({"email": 1}, "pw"),
+    ],
     ids=repr,
 )
-def test_attempt_sync_returns_none_for_non_str_or_empty_input(user: Any, username: Any, secret: Any) -> None:
+def test_attempt_sync_returns_none_for_non_str_or_empty_input(
+    user: Any, username: Any, secret: Any
+) -> None:
     assert AuthManager().attempt_sync(username, secret) is None
 
 
@@ -241,7 +280,12 @@ def test_admin_login_works_for_staff_user(user: Any, password: str) -> None:
 
     response = client.post(
         "/admin/login/?next=/admin/",
-        {"username": user.email, "password": password, "csrfmiddlewaretoken": masked, "next": "/admin/"},
+        {
+            "username": user.email,
+            "password": password,
+            "csrfmiddlewaretoken": masked,
+            "next": "/admin/",
+        },
     )
     assert response.status_code == 302
     assert response["Location"] == "/admin/"
@@ -254,14 +298,18 @@ def test_admin_login_refuses_wrong_password(user: Any) -> None:
     user.is_staff = True
     user.save()
     client = Client()
-    response = client.post("/admin/login/?next=/admin/", {"username": user.email, "password": "wrong"})
+    response = client.post(
+        "/admin/login/?next=/admin/", {"username": user.email, "password": "wrong"}
+    )
     assert response.status_code == 200  # the form again, with an error
     assert session_cookie_name() not in client.cookies
     assert client.get("/admin/").status_code == 302
 
 
 @pytest.mark.django_db
-def test_django_login_required_view_works_with_our_sessions(client: Client, session_cookie: str, user: Any) -> None:
+def test_django_login_required_view_works_with_our_sessions(
+    client: Client, session_cookie: str, user: Any
+) -> None:
     response = client.get("/t/login-required")
     assert response.status_code == 302
     assert response["Location"].startswith("/login?next=")
@@ -278,7 +326,9 @@ def test_request_user_is_the_logged_in_user(session_cookie: str, user: Any) -> N
 
 
 @pytest.mark.django_db
-def test_has_perm_works_for_a_user_granted_the_django_permission(user: Any, other_user: Any) -> None:
+def test_has_perm_works_for_a_user_granted_the_django_permission(
+    user: Any, other_user: Any
+) -> None:
     permission = Permission.objects.get(codename="change_post", content_type__app_label="blog")
     user.user_permissions.add(permission)
     user = type(user).objects.get(pk=user.pk)  # drop the permission cache
@@ -290,7 +340,9 @@ def test_has_perm_works_for_a_user_granted_the_django_permission(user: Any, othe
 
 # -- X1 session fixation -----------------------------------------------------------------------
 @pytest.mark.django_db
-def test_login_changes_the_pre_login_session_cookie_value(csrf_client: Client, user: Any, password: str) -> None:
+def test_login_changes_the_pre_login_session_cookie_value(
+    csrf_client: Client, user: Any, password: str
+) -> None:
     csrf_client.get("/t/session-touch")
     before = csrf_client.cookies[session_cookie_name()].value
     assert before
@@ -301,7 +353,9 @@ def test_login_changes_the_pre_login_session_cookie_value(csrf_client: Client, u
 
 
 @pytest.mark.django_db
-def test_pre_login_cookie_does_not_authenticate_after_login(csrf_client: Client, user: Any, password: str) -> None:
+def test_pre_login_cookie_does_not_authenticate_after_login(
+    csrf_client: Client, user: Any, password: str
+) -> None:
     csrf_client.get("/t/session-touch")
     before = csrf_client.cookies[session_cookie_name()].value
     form_login(csrf_client, user.email, password)
@@ -341,7 +395,9 @@ def test_captured_cookie_still_authenticates_after_plain_logout_signed_cookie_li
 
 
 @pytest.mark.django_db
-def test_logout_everywhere_makes_captured_cookie_anonymous(csrf_client: Client, user: Any, password: str) -> None:
+def test_logout_everywhere_makes_captured_cookie_anonymous(
+    csrf_client: Client, user: Any, password: str
+) -> None:
     form_login(csrf_client, user.email, password)
     captured = csrf_client.cookies[session_cookie_name()].value
     other_device = cookie_for(user)
@@ -364,7 +420,9 @@ def test_logout_function_with_everywhere_true_makes_captured_cookie_anonymous(
 
 
 @pytest.mark.django_db
-def test_logout_everywhere_bumps_the_session_version(client: Client, session_cookie: str, user: Any) -> None:
+def test_logout_everywhere_bumps_the_session_version(
+    client: Client, session_cookie: str, user: Any
+) -> None:
     before = user.session_version
     client_with_session(session_cookie).post("/t/logout", {"everywhere": "1"})
     user.refresh_from_db()
@@ -372,7 +430,9 @@ def test_logout_everywhere_bumps_the_session_version(client: Client, session_coo
 
 
 @pytest.mark.django_db
-def test_user_can_log_in_again_after_logout_everywhere(csrf_client: Client, user: Any, password: str) -> None:
+def test_user_can_log_in_again_after_logout_everywhere(
+    csrf_client: Client, user: Any, password: str
+) -> None:
     form_login(csrf_client, user.email, password)
     form_logout(csrf_client, everywhere=True)
     assert form_login(csrf_client, user.email, password).status_code == 302
@@ -380,7 +440,9 @@ def test_user_can_log_in_again_after_logout_everywhere(csrf_client: Client, user
 
 
 @pytest.mark.django_db
-def test_invalidate_sessions_makes_captured_cookie_anonymous(session_cookie: str, user: Any) -> None:
+def test_invalidate_sessions_makes_captured_cookie_anonymous(
+    session_cookie: str, user: Any
+) -> None:
     assert replay(session_cookie)["current_user"] == user.pk
     user.invalidate_sessions()
     assert replay(session_cookie)["current_user"] is None
@@ -430,16 +492,24 @@ def test_tampered_session_cookie_is_anonymous(session_cookie: str, user: Any, wh
 
 
 @pytest.mark.django_db
-def test_session_payload_signed_with_another_salt_is_anonymous(session_cookie: str, user: Any) -> None:
+def test_session_payload_signed_with_another_salt_is_anonymous(
+    session_cookie: str, user: Any
+) -> None:
     data = decode_session(session_cookie)
-    forged = signing.dumps(data, salt="appframework.api-token", compress=True, serializer=JSONSerializer)
+    forged = signing.dumps(
+        data, salt="appframework.api-token", compress=True, serializer=JSONSerializer
+    )
     assert replay(forged)["current_user"] is None
 
 
 @pytest.mark.django_db
-def test_session_payload_signed_with_another_key_is_anonymous(session_cookie: str, user: Any) -> None:
+def test_session_payload_signed_with_another_key_is_anonymous(
+    session_cookie: str, user: Any
+) -> None:
     data = decode_session(session_cookie)
-    forged = signing.dumps(data, key="not-the-server-key", salt=SESSION_SALT, compress=True, serializer=JSONSerializer)
+    forged = signing.dumps(
+        data, key="not-the-server-key", salt=SESSION_SALT, compress=True, serializer=JSONSerializer
+    )
     assert replay(forged)["current_user"] is None
 
 
@@ -452,29 +522,40 @@ def test_api_token_used_as_session_cookie_is_anonymous(user: Any) -> None:
 def test_forged_session_without_valid_auth_hash_is_anonymous(user: Any) -> None:
     # Even correctly signed (a leaked key), the session hash binds the cookie to the user row.
     forged = signing.dumps(
-        {"_auth_user_id": str(user.pk), "_auth_user_backend": "appframework.auth.AuthManager", "_auth_user_hash": "0" * 64},
-        salt=SESSION_SALT, compress=True, serializer=JSONSerializer,
+        {
+            "_auth_user_id": str(user.pk),
+            "_auth_user_backend": "appframework.auth.AuthManager",
+            "_auth_user_hash": "0" * 64,
+        },
+        salt=SESSION_SALT,
+        compress=True,
+        serializer=JSONSerializer,
     )
     assert replay(forged)["current_user"] is None
 
 
 @pytest.mark.django_db
 def test_rotating_secret_key_makes_session_cookie_anonymous(session_cookie: str, user: Any) -> None:
-    with override_settings(SECRET_KEY="a-completely-new-secret-key-0123456789abcdef", SECRET_KEY_FALLBACKS=[]):
+    with override_settings(
+        SECRET_KEY="a-completely-new-secret-key-0123456789abcdef", SECRET_KEY_FALLBACKS=[]
+    ):
         assert replay(session_cookie)["current_user"] is None
 
 
 @pytest.mark.django_db
 def test_old_key_in_secret_key_fallbacks_keeps_the_session(session_cookie: str, user: Any) -> None:
     with override_settings(
-        SECRET_KEY="a-completely-new-secret-key-0123456789abcdef", SECRET_KEY_FALLBACKS=[settings.SECRET_KEY]
+        SECRET_KEY="a-completely-new-secret-key-0123456789abcdef",
+        SECRET_KEY_FALLBACKS=[settings.SECRET_KEY],
     ):
         assert replay(session_cookie)["current_user"] == user.pk
 
 
 # -- X8a: an Authorization header makes the session ignored ----------------------------------------
 @pytest.mark.django_db
-@pytest.mark.parametrize("authorization", ["Bearer garbage", "Basic YWxpY2U6cHc=", "Bearer", "whatever"])
+@pytest.mark.parametrize(
+    "authorization", ["Bearer garbage", "Basic YWxpY2U6cHc=", "Bearer", "whatever"]
+)
 def test_session_is_ignored_when_authorization_header_is_present(
     session_cookie: str, user: Any, authorization: str
 ) -> None:
@@ -492,8 +573,12 @@ def test_valid_bearer_and_other_users_session_authenticate_only_the_bearer(
 
 
 @pytest.mark.django_db
-def test_require_auth_sync_is_401_with_valid_session_and_authorization_header(session_cookie: str) -> None:
-    response = client_with_session(session_cookie).get("/t/require", HTTP_AUTHORIZATION="Bearer garbage")
+def test_require_auth_sync_is_401_with_valid_session_and_authorization_header(
+    session_cookie: str,
+) -> None:
+    response = client_with_session(session_cookie).get(
+        "/t/require", HTTP_AUTHORIZATION="Bearer garbage"
+    )
     assert response.status_code == 401
 
 
@@ -505,7 +590,10 @@ def test_post_with_session_and_bad_bearer_and_no_csrf_token_is_401_and_creates_n
 
     client = client_with_session(session_cookie, enforce_csrf_checks=True)
     response = client.post(
-        "/posts", data='{"title": "forged"}', content_type="application/json", HTTP_AUTHORIZATION="Bearer garbage"
+        "/posts",
+        data='{"title": "forged"}',
+        content_type="application/json",
+        HTTP_AUTHORIZATION="Bearer garbage",
     )
     assert response.status_code == 401
     assert not Post.objects.exists()
@@ -524,7 +612,9 @@ async def test_async_current_user_is_none_when_authorization_header_is_present(
 
 # -- sync and async helpers from views -----------------------------------------------------------
 @pytest.mark.django_db
-def test_current_user_sync_from_sync_view_returns_session_user(session_cookie: str, user: Any) -> None:
+def test_current_user_sync_from_sync_view_returns_session_user(
+    session_cookie: str, user: Any
+) -> None:
     assert replay(session_cookie)["current_user"] == user.pk
 
 
@@ -549,11 +639,17 @@ def test_require_auth_sync_anonymous_is_401_problem_json(client: Client) -> None
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_current_user_from_async_view_returns_session_user(session_cookie: str, user: Any) -> None:
+async def test_current_user_from_async_view_returns_session_user(
+    session_cookie: str, user: Any
+) -> None:
     client = AsyncClient()
     client.cookies[session_cookie_name()] = session_cookie
     response = await client.get("/t/awhoami")
-    assert response.json() == {"current_user": user.pk, "request_user": user.pk, "authenticated": True}
+    assert response.json() == {
+        "current_user": user.pk,
+        "request_user": user.pk,
+        "authenticated": True,
+    }
 
 
 @pytest.mark.django_db(transaction=True)
@@ -563,7 +659,9 @@ async def test_current_user_from_async_view_returns_none_for_anonymous() -> None
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_require_auth_from_async_view_returns_the_user(session_cookie: str, user: Any) -> None:
+async def test_require_auth_from_async_view_returns_the_user(
+    session_cookie: str, user: Any
+) -> None:
     client = AsyncClient()
     client.cookies[session_cookie_name()] = session_cookie
     response = await client.get("/t/arequire")
@@ -582,7 +680,9 @@ async def test_require_auth_from_async_view_anonymous_is_401_problem_json() -> N
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_alogin_and_alogout_from_async_views_follow_the_state_table(user: Any, password: str) -> None:
+async def test_alogin_and_alogout_from_async_views_follow_the_state_table(
+    user: Any, password: str
+) -> None:
     client = AsyncClient()
     response = await client.post("/t/alogin", {"email": user.email, "password": password})
     assert response.json() == {"ok": True, "id": user.pk}
@@ -619,3 +719,28 @@ async def test_alogout_everywhere_makes_captured_cookie_anonymous(user: Any, pas
     replayer = AsyncClient()
     replayer.cookies[session_cookie_name()] = captured
     assert (await replayer.get("/t/awhoami")).json()["current_user"] is None
+
+
+@pytest.mark.django_db
+def test_session_is_ignored_with_authorization_header_even_when_csrf_is_disabled(
+    settings: Any, session_cookie: str, user: Any
+) -> None:
+    import copy
+
+    app = copy.deepcopy(settings.APPFRAMEWORK)
+    app.setdefault("CSRF", {})["ENABLED"] = False
+    settings.APPFRAMEWORK = app
+    client = client_with_session(session_cookie)
+    assert whoami(client)["current_user"] == user.pk  # control
+    data = whoami(client, HTTP_AUTHORIZATION="Bearer garbage")
+    assert data == {"current_user": None, "request_user": None, "authenticated": False}
+
+
+@pytest.mark.django_db
+def test_django_login_required_view_redirects_when_authorization_header_is_present(
+    session_cookie: str,
+) -> None:
+    response = client_with_session(session_cookie).get(
+        "/t/login-required", HTTP_AUTHORIZATION="Bearer garbage"
+    )
+    assert response.status_code == 302

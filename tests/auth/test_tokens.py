@@ -32,7 +32,11 @@ def set_token_lifetime(settings: Any, seconds: int) -> None:
 def issue_at(user: Any, age_seconds: int, monkeypatch: pytest.MonkeyPatch) -> str:
     """A token issued ``age_seconds`` ago."""
     with monkeypatch.context() as m:
-        m.setattr(signing.TimestampSigner, "timestamp", lambda self: signing.b62_encode(int(time.time()) - age_seconds))
+        m.setattr(
+            signing.TimestampSigner,
+            "timestamp",
+            lambda self: signing.b62_encode(int(time.time()) - age_seconds),
+        )
         return TokenManager().issue(user)
 
 
@@ -92,7 +96,9 @@ def test_verify_of_token_for_user_a_never_returns_user_b(user: Any, other_user: 
 
 
 @pytest.mark.django_db
-def test_token_with_user_id_swapped_to_another_user_is_rejected(token: str, user: Any, other_user: Any) -> None:
+def test_token_with_user_id_swapped_to_another_user_is_rejected(
+    token: str, user: Any, other_user: Any
+) -> None:
     payload, timestamp, signature = token.split(":")
     data = json.loads(signing.b64_decode(payload.encode()))
     data["uid"] = other_user.pk
@@ -101,7 +107,9 @@ def test_token_with_user_id_swapped_to_another_user_is_rejected(token: str, user
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_verify_async_returns_user_for_valid_token_and_none_for_garbage(token: str, user: Any) -> None:
+async def test_verify_async_returns_user_for_valid_token_and_none_for_garbage(
+    token: str, user: Any
+) -> None:
     manager = TokenManager()
     assert await manager.verify(token) == user
     assert await manager.verify("garbage") is None
@@ -143,12 +151,16 @@ def test_require_api_auth_sync_raises_unauthorized_without_header(rf: Any) -> No
 
 
 @pytest.mark.django_db
-def test_current_api_user_sync_from_sync_view_returns_token_user(client: Client, token: str, user: Any) -> None:
+def test_current_api_user_sync_from_sync_view_returns_token_user(
+    client: Client, token: str, user: Any
+) -> None:
     assert client.get("/t/api/whoami", **bearer(token)).json()["api_user"] == user.pk
 
 
 @pytest.mark.django_db
-def test_require_api_auth_sync_from_sync_view_returns_user_or_401(client: Client, token: str, user: Any) -> None:
+def test_require_api_auth_sync_from_sync_view_returns_user_or_401(
+    client: Client, token: str, user: Any
+) -> None:
     assert client.get("/t/api/require", **bearer(token)).json() == {"id": user.pk}
     response = client.get("/t/api/require")
     assert response.status_code == 401
@@ -157,7 +169,9 @@ def test_require_api_auth_sync_from_sync_view_returns_user_or_401(client: Client
 
 @pytest.mark.django_db(transaction=True)
 async def test_current_api_user_from_async_view_returns_token_user(token: str, user: Any) -> None:
-    response = await AsyncClient().get("/t/api/awhoami", headers={"Authorization": f"Bearer {token}"})
+    response = await AsyncClient().get(
+        "/t/api/awhoami", headers={"Authorization": f"Bearer {token}"}
+    )
     assert response.json() == {"api_user": user.pk, "current_user": None}
 
 
@@ -244,7 +258,9 @@ def test_session_cookie_used_as_bearer_token_is_rejected(user: Any) -> None:
 
 # -- expiry ------------------------------------------------------------------------------------
 @pytest.mark.django_db
-def test_token_older_than_api_token_expires_in_is_rejected(settings: Any, user: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_token_older_than_api_token_expires_in_is_rejected(
+    settings: Any, user: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     set_token_lifetime(settings, 60)
     assert TokenManager().verify_sync(issue_at(user, 30, monkeypatch)) == user
     assert TokenManager().verify_sync(issue_at(user, 120, monkeypatch)) is None
@@ -327,7 +343,9 @@ def test_token_survives_plain_logout(client: Client, user: Any) -> None:
 # -- Authorization header parsing --------------------------------------------------------------
 @pytest.mark.django_db
 @pytest.mark.parametrize("scheme", ["bearer", "BEARER", "Bearer"])
-def test_bearer_scheme_is_case_insensitive(client: Client, token: str, user: Any, scheme: str) -> None:
+def test_bearer_scheme_is_case_insensitive(
+    client: Client, token: str, user: Any, scheme: str
+) -> None:
     response = api_me(client, f"{scheme} {token}")
     assert response.status_code == 200
     assert response.json()["id"] == user.pk
@@ -351,7 +369,9 @@ BAD_HEADERS: dict[str, str] = {
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("header", list(BAD_HEADERS.values()), ids=list(BAD_HEADERS))
-def test_malformed_authorization_header_is_401_never_500(client: Client, user: Any, header: str) -> None:
+def test_malformed_authorization_header_is_401_never_500(
+    client: Client, user: Any, header: str
+) -> None:
     response = api_me(client, header)
     assert response.status_code == 401
     assert response["WWW-Authenticate"].startswith("Bearer")
@@ -369,7 +389,9 @@ def test_malformed_authorization_header_gives_no_api_user(rf: Any, user: Any, he
     ["Bearer\t{t}", "Bearer {t} extra", "Basic {t}", "Token {t}", "{t}", "Bearer{t}"],
     ids=["tab-separated", "trailing-word", "basic-scheme", "token-scheme", "no-scheme", "no-space"],
 )
-def test_valid_token_in_malformed_header_is_rejected(client: Client, token: str, template: str) -> None:
+def test_valid_token_in_malformed_header_is_rejected(
+    client: Client, token: str, template: str
+) -> None:
     response = api_me(client, template.format(t=token))
     assert response.status_code == 401
 

@@ -54,7 +54,11 @@ async def whoami_async(request: HttpRequest) -> JsonResponse:
     user = await current_user(request)
     auser = await request.auser()
     return JsonResponse(
-        {"current_user": _pk(user), "request_user": _pk(auser), "authenticated": auser.is_authenticated}
+        {
+            "current_user": _pk(user),
+            "request_user": _pk(auser),
+            "authenticated": auser.is_authenticated,
+        }
     )
 
 
@@ -75,7 +79,9 @@ def session_touch(request: HttpRequest) -> JsonResponse:
 
 
 def login_sync(request: HttpRequest) -> JsonResponse:
-    user = AuthManager().attempt_sync(request.POST.get("email", ""), request.POST.get("password", ""))
+    user = AuthManager().attempt_sync(
+        request.POST.get("email", ""), request.POST.get("password", "")
+    )
     if user is None:
         return JsonResponse({"ok": False}, status=401)
     login(request, user)
@@ -88,7 +94,9 @@ def logout_sync(request: HttpRequest) -> JsonResponse:
 
 
 async def login_async(request: HttpRequest) -> JsonResponse:
-    user = await AuthManager().attempt(request.POST.get("email", ""), request.POST.get("password", ""))
+    user = await AuthManager().attempt(
+        request.POST.get("email", ""), request.POST.get("password", "")
+    )
     if user is None:
         return JsonResponse({"ok": False}, status=401)
     await alogin(request, user)
@@ -107,11 +115,21 @@ def django_login_required(request: HttpRequest) -> JsonResponse:
 
 # -- API tokens -------------------------------------------------------------------------
 def api_whoami_sync(request: HttpRequest) -> JsonResponse:
-    return JsonResponse({"api_user": _pk(current_api_user_sync(request)), "current_user": _pk(current_user_sync(request))})
+    return JsonResponse(
+        {
+            "api_user": _pk(current_api_user_sync(request)),
+            "current_user": _pk(current_user_sync(request)),
+        }
+    )
 
 
 async def api_whoami_async(request: HttpRequest) -> JsonResponse:
-    return JsonResponse({"api_user": _pk(await current_api_user(request)), "current_user": _pk(await current_user(request))})
+    return JsonResponse(
+        {
+            "api_user": _pk(await current_api_user(request)),
+            "current_user": _pk(await current_user(request)),
+        }
+    )
 
 
 def api_require_sync(request: HttpRequest) -> JsonResponse:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import inspect
+from collections.abc import Iterator
+
 import pytest
 from django.contrib.auth.models import AnonymousUser
 from django.test import AsyncRequestFactory, RequestFactory
@@ -36,6 +39,18 @@ class Person:
 
     def __repr__(self) -> str:
         return f"Person({self.pk})"
+
+
+@pytest.fixture(autouse=True)
+def _close_worker_thread_connections(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Async tests reach the database from asgiref's worker thread; close its connections
+    afterwards so PostgreSQL can drop the test database at the end of the session."""
+    yield
+    if inspect.iscoroutinefunction(getattr(request, "function", None)):
+        from asgiref.sync import SyncToAsync
+        from django.db import connections
+
+        SyncToAsync.single_thread_executor.submit(connections.close_all).result()
 
 
 @pytest.fixture

@@ -239,6 +239,15 @@ class TestAuthorizedDecorator:
         # the URL kwarg is replaced by the object, not passed alongside it
         assert response.json() == {"kind": "sync-named", "post": post.pk, "rest": []}
 
+    def test_unparsable_lookup_value_is_404(self, user: Any) -> None:
+        from django.http import Http404
+
+        from . import views
+        from .conftest import sync_request
+
+        with pytest.raises(Http404):
+            views.sync_edit(sync_request(user), id="not-a-number")
+
     def test_wrapped_view_keeps_its_name_and_colour(self) -> None:
         from asgiref.sync import iscoroutinefunction
 

@@ -150,6 +150,18 @@ class TestHasPermReachesGate:
         user.is_active = False
         assert user.has_perm("delete-post", post) is False
 
+    def test_inactive_user_has_perm_is_false_even_for_a_role_based_ability(self, other_user: Any) -> None:
+        # Django documents (User.is_active) that has_perm() returns False for inactive
+        # users, and asks custom backends to check is_active in their permission methods;
+        # ModelBackend does. The demo's "publish-post" check has no is_active guard of its own.
+        other_user.assign_role("moderator")
+        assert other_user.has_perm("publish-post") is True
+        other_user.is_active = False
+        other_user.save()
+        inactive = User.objects.get(pk=other_user.pk)
+        assert inactive.has_role("moderator") is True  # the raw data is unchanged
+        assert inactive.has_perm("publish-post") is False
+
     def test_superuser_short_circuit_never_reaches_the_gate(
         self, superuser: Any, post: Any, evaluations: list[dict[str, Any]]
     ) -> None:
@@ -175,6 +187,15 @@ class TestAhasPermReachesGate:
     async def test_ahas_perm_editor_role_query_under_async(self, editor: Any, post: Any) -> None:
         fresh = await User.objects.aget(pk=editor.pk)
         assert await fresh.ahas_perm("delete-post", post) is True
+
+    async def test_inactive_user_ahas_perm_is_false_even_for_a_role_based_ability(self, other_user: Any) -> None:
+        from appframework.authorization import Role
+
+        await other_user.roles.aadd(await Role.objects.acreate(name="moderator"))
+        other_user.is_active = False
+        await other_user.asave()
+        inactive = await User.objects.aget(pk=other_user.pk)
+        assert await inactive.ahas_perm("publish-post") is False
 
     async def test_ahas_perm_unknown_ability_is_false(self, user: Any, post: Any) -> None:
         assert await user.ahas_perm("no-such-ability", post) is False

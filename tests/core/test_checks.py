@@ -67,14 +67,22 @@ def test_clean_test_settings_produce_none() -> None:
     assert _all_ids() == []
 
 
-@pytest.mark.parametrize("check", [check_secret_key, check_settings, check_middleware, check_backend, check_user_model])
+@pytest.mark.parametrize(
+    "check", [check_secret_key, check_settings, check_middleware, check_backend, check_user_model]
+)
 def test_each_check_is_clean_on_test_settings(check: Any) -> None:
     assert check() == []
 
 
 def test_checks_are_registered() -> None:
     registered = checks.registry.registry.get_checks()
-    for check in (check_secret_key, check_settings, check_middleware, check_backend, check_user_model):
+    for check in (
+        check_secret_key,
+        check_settings,
+        check_middleware,
+        check_backend,
+        check_user_model,
+    ):
         assert check in registered, check.__name__
 
 
@@ -166,7 +174,10 @@ def test_e003_unimportable_backend_does_not_crash() -> None:
 
 def test_e003_subclass_of_auth_manager_is_fine() -> None:
     with override_settings(
-        AUTHENTICATION_BACKENDS=["django.contrib.auth.backends.ModelBackend", "tests.core.test_checks.MyManager"]
+        AUTHENTICATION_BACKENDS=[
+            "django.contrib.auth.backends.ModelBackend",
+            "tests.core.test_checks.MyManager",
+        ]
     ):
         assert check_backend() == []
 
@@ -268,7 +279,10 @@ def test_w003_quiet_when_both_agree() -> None:
 
 
 def test_w003_not_raised_without_csrf_middleware() -> None:
-    with override_settings(CSRF_COOKIE_NAME="csrftoken"), _middleware(lambda mw: [m for m in mw if m != CSRF]):
+    with (
+        override_settings(CSRF_COOKIE_NAME="csrftoken"),
+        _middleware(lambda mw: [m for m in mw if m != CSRF]),
+    ):
         assert "appframework.W003" not in _ids(check_middleware())
 
 

@@ -55,11 +55,29 @@ CASES: list[tuple[str, list[Any], Any, str, Any]] = [
     ("SESSION_MAX_AGE", ["SESSION_COOKIE_AGE"], 1209600, "3600", 3600),
     ("SESSION_HTTPS_ONLY", ["SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE"], False, "true", True),
     ("CSRF_ENABLED", [("CSRF", "ENABLED")], True, "false", False),
-    ("CSRF_COOKIE_NAME", [("CSRF", "COOKIE_NAME"), "CSRF_COOKIE_NAME"], "csrf_token", "xsrf", "xsrf"),
+    (
+        "CSRF_COOKIE_NAME",
+        [("CSRF", "COOKIE_NAME"), "CSRF_COOKIE_NAME"],
+        "csrf_token",
+        "xsrf",
+        "xsrf",
+    ),
     ("CSRF_HEADER_NAME", [("CSRF", "HEADER_NAME")], "X-CSRF-Token", "X-XSRF-Token", "X-XSRF-Token"),
     ("API_TOKEN_EXPIRES_IN", [("AUTH", "API_TOKEN_EXPIRES_IN")], 2592000, "600", 600),
-    ("SECURITY_HEADERS_FRAME_OPTIONS", [("SECURITY_HEADERS", "FRAME_OPTIONS")], "DENY", "SAMEORIGIN", "SAMEORIGIN"),
-    ("SECURITY_HEADERS_CONTENT_TYPE_OPTIONS", [("SECURITY_HEADERS", "CONTENT_TYPE_OPTIONS")], True, "false", False),
+    (
+        "SECURITY_HEADERS_FRAME_OPTIONS",
+        [("SECURITY_HEADERS", "FRAME_OPTIONS")],
+        "DENY",
+        "SAMEORIGIN",
+        "SAMEORIGIN",
+    ),
+    (
+        "SECURITY_HEADERS_CONTENT_TYPE_OPTIONS",
+        [("SECURITY_HEADERS", "CONTENT_TYPE_OPTIONS")],
+        True,
+        "false",
+        False,
+    ),
     (
         "SECURITY_HEADERS_REFERRER_POLICY",
         [("SECURITY_HEADERS", "REFERRER_POLICY")],
@@ -74,14 +92,18 @@ IDS = [case[0] for case in CASES]
 
 
 @pytest.mark.parametrize("variable,targets,default,raw,parsed", CASES, ids=IDS)
-def test_default_when_unset(variable: str, targets: list[Any], default: Any, raw: str, parsed: Any) -> None:
+def test_default_when_unset(
+    variable: str, targets: list[Any], default: Any, raw: str, parsed: Any
+) -> None:
     ns = apply({})
     for target in targets:
         assert get(ns, target) == default, target
 
 
 @pytest.mark.parametrize("variable,targets,default,raw,parsed", CASES, ids=IDS)
-def test_value_when_set(variable: str, targets: list[Any], default: Any, raw: str, parsed: Any) -> None:
+def test_value_when_set(
+    variable: str, targets: list[Any], default: Any, raw: str, parsed: Any
+) -> None:
     ns = apply({variable: raw})
     for target in targets:
         assert get(ns, target) == parsed, target
@@ -120,8 +142,18 @@ def test_csp_set() -> None:
 
 @pytest.mark.parametrize(
     "raw,expected",
-    [("1", True), ("true", True), ("TRUE", True), ("yes", True), ("on", True), (" True ", True),
-     ("0", False), ("false", False), ("No", False), ("off", False)],
+    [
+        ("1", True),
+        ("true", True),
+        ("TRUE", True),
+        ("yes", True),
+        ("on", True),
+        (" True ", True),
+        ("0", False),
+        ("false", False),
+        ("No", False),
+        ("off", False),
+    ],
 )
 def test_boolean_spellings(raw: str, expected: bool) -> None:
     assert apply({"SESSION_HTTPS_ONLY": raw})["SESSION_COOKIE_SECURE"] is expected
@@ -172,21 +204,55 @@ def test_api_token_expires_in_zero_is_refused_at_start_up() -> None:
         ("APP_SECRET_KEY", "from-env", {"SECRET_KEY": "explicit"}),
         ("SESSION_COOKIE_NAME", "from_env", {"SESSION_COOKIE_NAME": "explicit"}),
         ("SESSION_MAX_AGE", "10", {"SESSION_COOKIE_AGE": 5}),
-        ("SESSION_HTTPS_ONLY", "true", {"SESSION_COOKIE_SECURE": False, "CSRF_COOKIE_SECURE": False}),
+        (
+            "SESSION_HTTPS_ONLY",
+            "true",
+            {"SESSION_COOKIE_SECURE": False, "CSRF_COOKIE_SECURE": False},
+        ),
         ("CSRF_ENABLED", "false", {"APPFRAMEWORK": {"CSRF": {"ENABLED": True}}}),
-        ("CSRF_COOKIE_NAME", "from_env", {"APPFRAMEWORK": {"CSRF": {"COOKIE_NAME": "explicit"}}, "CSRF_COOKIE_NAME": "explicit"}),
-        ("CSRF_HEADER_NAME", "X-From-Env", {"APPFRAMEWORK": {"CSRF": {"HEADER_NAME": "X-Explicit"}}}),
+        (
+            "CSRF_COOKIE_NAME",
+            "from_env",
+            {"APPFRAMEWORK": {"CSRF": {"COOKIE_NAME": "explicit"}}, "CSRF_COOKIE_NAME": "explicit"},
+        ),
+        (
+            "CSRF_HEADER_NAME",
+            "X-From-Env",
+            {"APPFRAMEWORK": {"CSRF": {"HEADER_NAME": "X-Explicit"}}},
+        ),
         ("API_TOKEN_EXPIRES_IN", "10", {"APPFRAMEWORK": {"AUTH": {"API_TOKEN_EXPIRES_IN": 99}}}),
-        ("SECURITY_HEADERS_CSP", "from-env", {"APPFRAMEWORK": {"SECURITY_HEADERS": {"CSP": "explicit"}}}),
-        ("SECURITY_HEADERS_FRAME_OPTIONS", "SAMEORIGIN", {"APPFRAMEWORK": {"SECURITY_HEADERS": {"FRAME_OPTIONS": "DENY"}}}),
-        ("SECURITY_HEADERS_CONTENT_TYPE_OPTIONS", "false", {"APPFRAMEWORK": {"SECURITY_HEADERS": {"CONTENT_TYPE_OPTIONS": True}}}),
-        ("SECURITY_HEADERS_REFERRER_POLICY", "no-referrer", {"APPFRAMEWORK": {"SECURITY_HEADERS": {"REFERRER_POLICY": "same-origin"}}}),
+        (
+            "SECURITY_HEADERS_CSP",
+            "from-env",
+            {"APPFRAMEWORK": {"SECURITY_HEADERS": {"CSP": "explicit"}}},
+        ),
+        (
+            "SECURITY_HEADERS_FRAME_OPTIONS",
+            "SAMEORIGIN",
+            {"APPFRAMEWORK": {"SECURITY_HEADERS": {"FRAME_OPTIONS": "DENY"}}},
+        ),
+        (
+            "SECURITY_HEADERS_CONTENT_TYPE_OPTIONS",
+            "false",
+            {"APPFRAMEWORK": {"SECURITY_HEADERS": {"CONTENT_TYPE_OPTIONS": True}}},
+        ),
+        (
+            "SECURITY_HEADERS_REFERRER_POLICY",
+            "no-referrer",
+            {"APPFRAMEWORK": {"SECURITY_HEADERS": {"REFERRER_POLICY": "same-origin"}}},
+        ),
         ("SECURITY_HEADERS_HSTS", "true", {"APPFRAMEWORK": {"SECURITY_HEADERS": {"HSTS": False}}}),
-        ("SECURITY_HEADERS_HSTS_MAX_AGE", "60", {"APPFRAMEWORK": {"SECURITY_HEADERS": {"HSTS_MAX_AGE": 120}}}),
+        (
+            "SECURITY_HEADERS_HSTS_MAX_AGE",
+            "60",
+            {"APPFRAMEWORK": {"SECURITY_HEADERS": {"HSTS_MAX_AGE": 120}}},
+        ),
     ],
     ids=lambda v: v if isinstance(v, str) and v.isupper() else "",
 )
-def test_explicit_setting_wins_over_environment(variable: str, raw: str, explicit: dict[str, Any]) -> None:
+def test_explicit_setting_wins_over_environment(
+    variable: str, raw: str, explicit: dict[str, Any]
+) -> None:
     import copy
 
     ns = apply({variable: raw}, **copy.deepcopy(explicit))

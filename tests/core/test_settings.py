@@ -75,36 +75,43 @@ def test_is_set_reports_explicit_keys() -> None:
 
 
 def test_unknown_section_raises_naming_it() -> None:
-    with override_settings(APPFRAMEWORK={"CSFR": {"ENABLED": False}}):
-        with pytest.raises(ImproperlyConfigured, match="CSFR"):
-            app_settings.CSRF  # noqa: B018
+    with (
+        override_settings(APPFRAMEWORK={"CSFR": {"ENABLED": False}}),
+        pytest.raises(ImproperlyConfigured, match="CSFR"),
+    ):
+        app_settings.CSRF  # noqa: B018
 
 
 def test_unknown_key_raises_naming_it() -> None:
-    with _with(CSRF={"COOKIE": "x"}):
-        with pytest.raises(ImproperlyConfigured) as excinfo:
-            app_settings.CSRF  # noqa: B018
+    with _with(CSRF={"COOKIE": "x"}), pytest.raises(ImproperlyConfigured) as excinfo:
+        app_settings.CSRF  # noqa: B018
     message = str(excinfo.value)
     assert "'COOKIE'" in message or "COOKIE;" in message or "COOKIE " in message
     assert "CSRF" in message
 
 
 def test_unknown_key_in_another_section_fails_any_access() -> None:
-    with _with(SECURITY_HEADERS={"HSTS_PRELOAD": True}):
-        with pytest.raises(ImproperlyConfigured, match="HSTS_PRELOAD"):
-            app_settings.AUTH  # noqa: B018
+    with (
+        _with(SECURITY_HEADERS={"HSTS_PRELOAD": True}),
+        pytest.raises(ImproperlyConfigured, match="HSTS_PRELOAD"),
+    ):
+        app_settings.AUTH  # noqa: B018
 
 
 def test_section_that_is_not_a_dict_raises() -> None:
-    with override_settings(APPFRAMEWORK={"CSRF": ["ENABLED"]}):
-        with pytest.raises(ImproperlyConfigured, match="CSRF"):
-            app_settings.CSRF  # noqa: B018
+    with (
+        override_settings(APPFRAMEWORK={"CSRF": ["ENABLED"]}),
+        pytest.raises(ImproperlyConfigured, match="CSRF"),
+    ):
+        app_settings.CSRF  # noqa: B018
 
 
 def test_appframework_not_a_dict_raises() -> None:
-    with override_settings(APPFRAMEWORK=[("CSRF", {})]):
-        with pytest.raises(ImproperlyConfigured, match="APPFRAMEWORK"):
-            app_settings.CSRF  # noqa: B018
+    with (
+        override_settings(APPFRAMEWORK=[("CSRF", {})]),
+        pytest.raises(ImproperlyConfigured, match="APPFRAMEWORK"),
+    ):
+        app_settings.CSRF  # noqa: B018
 
 
 def test_unknown_attribute_is_attribute_error() -> None:
@@ -124,7 +131,9 @@ def test_callable_given_directly_is_kept() -> None:
         assert app_settings.AUTH.CSRF_EXEMPT is exempt_everything
 
 
-@pytest.mark.parametrize("bad", ["no.such.module.predicate", "tests.core.test_settings.missing", "nodots"])
+@pytest.mark.parametrize(
+    "bad", ["no.such.module.predicate", "tests.core.test_settings.missing", "nodots"]
+)
 def test_bad_import_string_raises_only_when_accessed(bad: str) -> None:
     with _with(AUTH={"CSRF_EXEMPT": bad}):
         # other keys, even of the same section, are fine

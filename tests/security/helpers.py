@@ -30,9 +30,15 @@ def send_json(client: Client, method: str, path: str = "/sec/echo", **extra: Any
     return client.generic(method, path, data=b"{}", content_type="application/json", **extra)
 
 
-def send_form(client: Client, method: str, fields: dict[str, str], path: str = "/sec/echo", **extra: Any) -> Any:
+def send_form(
+    client: Client, method: str, fields: dict[str, str], path: str = "/sec/echo", **extra: Any
+) -> Any:
     return client.generic(
-        method, path, data=urlencode(fields), content_type="application/x-www-form-urlencoded", **extra
+        method,
+        path,
+        data=urlencode(fields),
+        content_type="application/x-www-form-urlencoded",
+        **extra,
     )
 
 
@@ -40,7 +46,11 @@ def send_multipart(
     client: Client, method: str, fields: dict[str, str], path: str = "/sec/echo", **extra: Any
 ) -> Any:
     return client.generic(
-        method, path, data=encode_multipart(BOUNDARY, fields), content_type=MULTIPART_CONTENT, **extra
+        method,
+        path,
+        data=encode_multipart(BOUNDARY, fields),
+        content_type=MULTIPART_CONTENT,
+        **extra,
     )
 
 

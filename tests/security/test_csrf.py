@@ -65,7 +65,9 @@ class TestRule1Cookie:
         assert response.status_code == 200
         assert not response.cookies[COOKIE]["httponly"]
 
-    def test_cookie_not_resent_when_client_already_holds_a_valid_one(self, csrf_client: Client) -> None:
+    def test_cookie_not_resent_when_client_already_holds_a_valid_one(
+        self, csrf_client: Client
+    ) -> None:
         prime(csrf_client)
         again = csrf_client.get("/sec/echo")
         assert COOKIE not in again.cookies
@@ -77,7 +79,9 @@ class TestRule1Cookie:
         assert COOKIE not in response.cookies
         assert not response.cookies["xsrf"]["httponly"]
 
-    def test_overridden_cookie_name_is_the_one_checked(self, csrf_client: Client, user: Any) -> None:
+    def test_overridden_cookie_name_is_the_one_checked(
+        self, csrf_client: Client, user: Any
+    ) -> None:
         login_client(csrf_client, user)
         with override_settings(APPFRAMEWORK=_csrf(COOKIE_NAME="xsrf")):
             token = prime(csrf_client, cookie="xsrf")
@@ -99,19 +103,25 @@ class TestRule2Unsafe:
         assert response.status_code == 403
         assert problem_detail(response) == REASON_NO_TOKEN
 
-    def test_header_equal_to_cookie_passes(self, session_client: Client, method: str, user: Any) -> None:
+    def test_header_equal_to_cookie_passes(
+        self, session_client: Client, method: str, user: Any
+    ) -> None:
         token = session_client.cookies[COOKIE].value
         response = send_json(session_client, method, **{HEADER: token})
         assert response.status_code == 200
         assert response.json() == {"method": method, "authenticated": True, "user_id": user.pk}
 
-    def test_form_field_equal_to_cookie_passes_urlencoded(self, session_client: Client, method: str) -> None:
+    def test_form_field_equal_to_cookie_passes_urlencoded(
+        self, session_client: Client, method: str
+    ) -> None:
         token = session_client.cookies[COOKIE].value
         response = send_form(session_client, method, {"_token": token, "title": "x"})
         assert response.status_code == 200, response.content
         assert response.json()["authenticated"] is True
 
-    def test_form_field_equal_to_cookie_passes_multipart(self, session_client: Client, method: str) -> None:
+    def test_form_field_equal_to_cookie_passes_multipart(
+        self, session_client: Client, method: str
+    ) -> None:
         token = session_client.cookies[COOKIE].value
         response = send_multipart(session_client, method, {"_token": token, "title": "x"})
         assert response.status_code == 200, response.content
@@ -124,7 +134,9 @@ class TestRule2Unsafe:
         assert response.status_code == 403
         assert problem_detail(response) == REASON_MISMATCH
 
-    def test_form_field_not_equal_to_cookie_is_403(self, session_client: Client, method: str) -> None:
+    def test_form_field_not_equal_to_cookie_is_403(
+        self, session_client: Client, method: str
+    ) -> None:
         response = send_form(session_client, method, {"_token": "x" * 32}, **JSON_ACCEPT)
         assert response.status_code == 403
 
@@ -136,14 +148,18 @@ class TestRule2Unsafe:
         assert response.status_code == 403
         assert problem_detail(response) == REASON_NO_COOKIE
 
-    def test_json_client_gets_problem_json_with_reason(self, session_client: Client, method: str) -> None:
+    def test_json_client_gets_problem_json_with_reason(
+        self, session_client: Client, method: str
+    ) -> None:
         response = send_json(session_client, method, **JSON_ACCEPT)
         assert response.status_code == 403
         body = response.json()
         assert body["title"] == "CSRF verification failed"
         assert body["detail"] == REASON_NO_TOKEN
 
-    def test_html_client_gets_django_csrf_failure_page(self, session_client: Client, method: str) -> None:
+    def test_html_client_gets_django_csrf_failure_page(
+        self, session_client: Client, method: str
+    ) -> None:
         response = send_form(session_client, method, {"title": "x"}, **HTML_ACCEPT)
         assert response.status_code == 403
         assert response["Content-Type"].startswith("text/html")
@@ -180,7 +196,9 @@ def test_custom_header_name(session_client: Client) -> None:
     assert problem_detail(default) == REASON_NO_TOKEN
 
 
-def test_header_wins_check_with_real_login_session(csrf_client: Client, user: Any, password: str) -> None:
+def test_header_wins_check_with_real_login_session(
+    csrf_client: Client, user: Any, password: str
+) -> None:
     """Same rule with a session made by a real POST /login rather than force_login."""
     prime(csrf_client, "/login")
     login = csrf_client.post("/login", {"email": user.email, "password": password})
@@ -199,7 +217,9 @@ def test_safe_methods_are_never_checked(session_client: Client, method: str) -> 
 
 
 @pytest.mark.parametrize("method", SAFE)
-def test_safe_methods_not_checked_even_with_protection_everywhere(csrf_client: Client, method: str) -> None:
+def test_safe_methods_not_checked_even_with_protection_everywhere(
+    csrf_client: Client, method: str
+) -> None:
     with override_settings(APPFRAMEWORK=_csrf(PROTECT_IF_COOKIE_PRESENT=None)):
         response = csrf_client.generic(method, "/sec/echo", **JSON_ACCEPT)
     assert response.status_code == 200
@@ -259,7 +279,9 @@ def test_protect_if_cookie_present_auto_is_none_without_auth_app() -> None:
 
 
 @pytest.mark.parametrize("method", UNSAFE)
-def test_protect_if_cookie_present_none_checks_every_unsafe_request(csrf_client: Client, method: str) -> None:
+def test_protect_if_cookie_present_none_checks_every_unsafe_request(
+    csrf_client: Client, method: str
+) -> None:
     with override_settings(APPFRAMEWORK=_csrf(PROTECT_IF_COOKIE_PRESENT=None)):
         refused = send_json(csrf_client, method, **JSON_ACCEPT)
         token = prime(csrf_client)
@@ -279,12 +301,18 @@ class TestExemptPredicate:
             yield
 
     @pytest.mark.parametrize("method", UNSAFE)
-    def test_requests_the_predicate_accepts_are_exempt(self, session_client: Client, method: str) -> None:
+    def test_requests_the_predicate_accepts_are_exempt(
+        self, session_client: Client, method: str
+    ) -> None:
         response = send_json(session_client, method, "/sec/hooks/github")
         assert response.status_code == 200
 
-    @pytest.mark.parametrize("path", ["/sec/echo", "/sec/other/github", "/sec/other/sec/hooks/x", "/posts"])
-    def test_requests_the_predicate_refuses_are_checked(self, session_client: Client, path: str) -> None:
+    @pytest.mark.parametrize(
+        "path", ["/sec/echo", "/sec/other/github", "/sec/other/sec/hooks/x", "/posts"]
+    )
+    def test_requests_the_predicate_refuses_are_checked(
+        self, session_client: Client, path: str
+    ) -> None:
         response = send_json(session_client, "POST", path, **JSON_ACCEPT)
         assert response.status_code == 403
 
@@ -309,21 +337,27 @@ class TestExemptPredicate:
         ("/token", {}),
     ],
 )
-def test_nothing_is_exempt_automatically(session_client: Client, path: str, extra: dict[str, str]) -> None:
+def test_nothing_is_exempt_automatically(
+    session_client: Client, path: str, extra: dict[str, str]
+) -> None:
     response = send_json(session_client, "POST", path, **JSON_ACCEPT, **extra)
     assert response.status_code == 403
     assert problem_detail(response) == REASON_NO_TOKEN
 
 
 @pytest.mark.parametrize("method", UNSAFE)
-def test_django_csrf_exempt_decorator_is_honoured(session_client: Client, method: str, user: Any) -> None:
+def test_django_csrf_exempt_decorator_is_honoured(
+    session_client: Client, method: str, user: Any
+) -> None:
     response = send_json(session_client, method, "/sec/exempt")
     assert response.status_code == 200
     assert response.json()["user_id"] == user.pk
 
 
 @pytest.mark.parametrize("method", UNSAFE)
-def test_async_view_is_checked_like_a_sync_one(session_client: Client, method: str, user: Any) -> None:
+def test_async_view_is_checked_like_a_sync_one(
+    session_client: Client, method: str, user: Any
+) -> None:
     token = session_client.cookies[COOKIE].value
     refused = send_json(session_client, method, "/sec/async-echo", **JSON_ACCEPT)
     allowed = send_json(session_client, method, "/sec/async-echo", **{HEADER: token})
@@ -397,3 +431,56 @@ def test_anonymous_session_cookie_alone_triggers_the_check(csrf_client: Client) 
     assert response.status_code == 403
     token = prime(csrf_client)
     assert send_json(csrf_client, "POST", **{HEADER: token}).status_code == 200
+
+
+# -- odd input: a 403, never a 500 --------------------------------------------------------
+def test_client_without_accept_header_gets_problem_json(session_client: Client) -> None:
+    response = send_json(session_client, "POST")
+    assert response.status_code == 403
+    assert problem_detail(response) == REASON_NO_TOKEN
+
+
+def test_malformed_multipart_body_is_403_not_500(session_client: Client) -> None:
+    response = session_client.generic(
+        "POST",
+        "/sec/echo",
+        data=b"--broken\r\nnot a part",
+        content_type="multipart/form-data; boundary=other",
+        **JSON_ACCEPT,
+    )
+    assert response.status_code == 403
+
+
+def test_multipart_without_boundary_is_403_not_500(session_client: Client) -> None:
+    response = session_client.generic(
+        "POST", "/sec/echo", data=b"_token=x", content_type="multipart/form-data", **JSON_ACCEPT
+    )
+    assert response.status_code == 403
+
+
+@pytest.mark.parametrize("sent", ["\u00e9" * 32, "A" * 10_000, " " * 32, "\u00e9" * 64])
+def test_odd_header_values_are_403(session_client: Client, sent: str) -> None:
+    response = send_json(session_client, "POST", **{HEADER: sent}, **JSON_ACCEPT)
+    assert response.status_code == 403
+
+
+def test_odd_cookie_value_is_403_and_replaced(session_client: Client) -> None:
+    session_client.cookies[COOKIE] = "\u00e9" * 32
+    response = send_json(session_client, "POST", **{HEADER: "\u00e9" * 32}, **JSON_ACCEPT)
+    assert response.status_code == 403
+    fresh = prime(session_client)
+    assert len(fresh) == 32 and fresh.isalnum()
+
+
+def test_token_in_query_string_does_not_count(session_client: Client) -> None:
+    token = session_client.cookies[COOKIE].value
+    response = send_json(session_client, "POST", f"/sec/echo?_token={token}", **JSON_ACCEPT)
+    assert response.status_code == 403
+
+
+def test_token_in_json_body_does_not_count(session_client: Client) -> None:
+    token = session_client.cookies[COOKIE].value
+    response = session_client.post(
+        "/sec/echo", {"_token": token}, content_type="application/json", **JSON_ACCEPT
+    )
+    assert response.status_code == 403

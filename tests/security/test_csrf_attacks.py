@@ -19,8 +19,8 @@ from appframework.security.csrf import (
     REASON_MISMATCH,
     REASON_NO_TOKEN,
 )
-from tests.conftest import login_client
 from testproject.blog.models import Post
+from tests.conftest import login_client
 
 from .helpers import (
     COOKIE,
@@ -85,19 +85,25 @@ class TestX6Basics:
 
     def test_demo_create_post_with_header_succeeds(self, victim: Client, user: Any) -> None:
         token = victim.cookies[COOKIE].value
-        response = victim.post("/posts", {"title": "hi"}, content_type="application/json", **{HEADER: token})
+        response = victim.post(
+            "/posts", {"title": "hi"}, content_type="application/json", **{HEADER: token}
+        )
         assert response.status_code == 201
         assert Post.objects.get().author == user
 
     def test_demo_create_post_without_token_writes_nothing(self, victim: Client) -> None:
-        response = victim.post("/posts", {"title": "hi"}, content_type="application/json", **JSON_ACCEPT)
+        response = victim.post(
+            "/posts", {"title": "hi"}, content_type="application/json", **JSON_ACCEPT
+        )
         assert response.status_code == 403
         assert not Post.objects.exists()
 
 
 # -- X7 -------------------------------------------------------------------------------
 class TestX7CookieTossing:
-    def test_attackers_own_session_token_planted_is_403(self, victim: Client, attacker: Client) -> None:
+    def test_attackers_own_session_token_planted_is_403(
+        self, victim: Client, attacker: Client
+    ) -> None:
         planted = attacker.cookies[COOKIE].value
         # sanity: the attacker's token does work for the attacker
         assert send_json(attacker, "POST", **{HEADER: planted}).status_code == 200
@@ -125,7 +131,9 @@ class TestX7CookieTossing:
         response = send_json(victim, "POST", **{HEADER: planted}, **JSON_ACCEPT)
         assert response.status_code == 403
 
-    def test_planted_cookie_is_replaced_on_next_response(self, victim: Client, attacker: Client) -> None:
+    def test_planted_cookie_is_replaced_on_next_response(
+        self, victim: Client, attacker: Client
+    ) -> None:
         planted = attacker.cookies[COOKIE].value
         victim.cookies[COOKIE] = planted
         response = victim.get("/sec/echo")
@@ -133,14 +141,18 @@ class TestX7CookieTossing:
         fresh = victim.cookies[COOKIE].value
         assert send_json(victim, "POST", **{HEADER: fresh}).status_code == 200
 
-    def test_token_from_another_users_session_is_403(self, victim: Client, attacker: Client) -> None:
+    def test_token_from_another_users_session_is_403(
+        self, victim: Client, attacker: Client
+    ) -> None:
         """User B's token sent with user A's session (A's own cookie kept)."""
         b_token = attacker.cookies[COOKIE].value
         response = send_json(victim, "POST", **{HEADER: b_token}, **JSON_ACCEPT)
         assert response.status_code == 403
         assert problem_detail(response) == REASON_MISMATCH
 
-    def test_token_from_another_session_of_the_same_user_is_403(self, victim: Client, user: Any) -> None:
+    def test_token_from_another_session_of_the_same_user_is_403(
+        self, victim: Client, user: Any
+    ) -> None:
         second = login_client(Client(enforce_csrf_checks=True), user)
         other_session_token = prime(second)
         victim.cookies[COOKIE] = other_session_token
@@ -148,7 +160,9 @@ class TestX7CookieTossing:
         assert response.status_code == 403
         assert problem_detail(response) == REASON_FOREIGN
 
-    def test_victims_token_with_attackers_session_is_403(self, victim: Client, attacker: Client) -> None:
+    def test_victims_token_with_attackers_session_is_403(
+        self, victim: Client, attacker: Client
+    ) -> None:
         stolen = victim.cookies[COOKIE].value
         attacker.cookies[COOKIE] = stolen
         response = send_json(attacker, "POST", **{HEADER: stolen}, **JSON_ACCEPT)
@@ -160,7 +174,9 @@ class TestX7Rotation:
         self, csrf_client: Client, user: Any, password: str
     ) -> None:
         before = prime(csrf_client, "/login")
-        login = csrf_client.post("/login", {"email": user.email, "password": password, "_token": before})
+        login = csrf_client.post(
+            "/login", {"email": user.email, "password": password, "_token": before}
+        )
         assert login.status_code == 302
         assert _session_user_id(csrf_client) == str(user.pk)
         assert COOKIE in login.cookies, "the login response must set a new CSRF cookie"
@@ -176,7 +192,9 @@ class TestX7Rotation:
         csrf_client.cookies[COOKIE] = after
         assert send_json(csrf_client, "POST", **{HEADER: after}).status_code == 200
 
-    def test_pre_login_token_stops_working_after_force_login(self, csrf_client: Client, user: Any) -> None:
+    def test_pre_login_token_stops_working_after_force_login(
+        self, csrf_client: Client, user: Any
+    ) -> None:
         before = prime(csrf_client)
         login_client(csrf_client, user)
         refused = send_json(csrf_client, "POST", **{HEADER: before}, **JSON_ACCEPT)
@@ -215,7 +233,9 @@ class TestX7Rotation:
         victim.cookies[COOKIE] = fresh
         assert send_json(victim, "POST", **{HEADER: fresh}).status_code == 200
 
-    def test_logout_without_token_is_refused_and_keeps_session(self, victim: Client, user: Any) -> None:
+    def test_logout_without_token_is_refused_and_keeps_session(
+        self, victim: Client, user: Any
+    ) -> None:
         response = victim.post("/logout", **JSON_ACCEPT)
         assert response.status_code == 403
         assert _session_user_id(victim) == str(user.pk)
@@ -279,7 +299,9 @@ class TestX8bLoginCsrf:
     ) -> None:
         anonymous_session_cookie(csrf_client)
         prime(csrf_client, "/login")
-        response = csrf_client.post("/login", {"email": user.email, "password": password}, **HTML_ACCEPT)
+        response = csrf_client.post(
+            "/login", {"email": user.email, "password": password}, **HTML_ACCEPT
+        )
         assert response.status_code == 403
         assert b"CSRF verification failed" in response.content
         assert _session_user_id(csrf_client) is None
@@ -290,7 +312,9 @@ class TestX8bLoginCsrf:
         anonymous_session_cookie(csrf_client)
         page = csrf_client.get("/login")
         field = _form_token(page.content, "_token")
-        response = csrf_client.post("/login", {"email": user.email, "password": password, "_token": field})
+        response = csrf_client.post(
+            "/login", {"email": user.email, "password": password, "_token": field}
+        )
         assert response.status_code == 302
         assert _session_user_id(csrf_client) == str(user.pk)
 
@@ -304,3 +328,26 @@ class TestX8bLoginCsrf:
         )
         assert response.status_code == 403
         assert _session_user_id(csrf_client) is None
+
+
+# -- key rotation -----------------------------------------------------------------------------
+class TestSecretRotation:
+    def test_token_valid_while_old_key_is_a_fallback(self, victim: Client) -> None:
+        from django.test import override_settings
+
+        token = victim.cookies[COOKIE].value
+        old = settings.SECRET_KEY
+        with override_settings(
+            SECRET_KEY="a-brand-new-key-" + "x" * 40, SECRET_KEY_FALLBACKS=[old]
+        ):
+            response = send_json(victim, "POST", **{HEADER: token})
+        assert response.status_code == 200
+        assert response.json()["authenticated"] is True
+
+    def test_token_refused_once_old_key_is_gone(self, victim: Client) -> None:
+        from django.test import override_settings
+
+        token = victim.cookies[COOKIE].value
+        with override_settings(SECRET_KEY="a-brand-new-key-" + "x" * 40, SECRET_KEY_FALLBACKS=[]):
+            response = send_json(victim, "POST", **{HEADER: token}, **JSON_ACCEPT)
+        assert response.status_code == 403

@@ -67,7 +67,12 @@ def test_admin_login_with_masked_token_logs_in(
     masked = _middleware_token(page.content)
     response = csrf_client.post(
         "/admin/login/?next=/admin/",
-        {"username": staff.email, "password": password, "csrfmiddlewaretoken": masked, "next": "/admin/"},
+        {
+            "username": staff.email,
+            "password": password,
+            "csrfmiddlewaretoken": masked,
+            "next": "/admin/",
+        },
     )
     assert response.status_code == 302, response.content[:500]
     assert response["Location"] == "/admin/"
@@ -81,7 +86,8 @@ def test_admin_login_with_anonymous_session_and_masked_token_logs_in(
     anonymous_session_cookie(csrf_client)
     masked = _middleware_token(csrf_client.get("/admin/login/").content)
     response = csrf_client.post(
-        "/admin/login/", {"username": staff.email, "password": password, "csrfmiddlewaretoken": masked}
+        "/admin/login/",
+        {"username": staff.email, "password": password, "csrfmiddlewaretoken": masked},
     )
     assert response.status_code == 302
     assert _session_user_id(csrf_client) == str(staff.pk)
@@ -107,14 +113,20 @@ def test_admin_login_with_a_token_masked_for_another_cookie_is_refused(
     foreign = _middleware_token(other.get("/admin/login/").content)
     csrf_client.get("/admin/login/")
     response = csrf_client.post(
-        "/admin/login/", {"username": staff.email, "password": password, "csrfmiddlewaretoken": foreign}
+        "/admin/login/",
+        {"username": staff.email, "password": password, "csrfmiddlewaretoken": foreign},
     )
     assert response.status_code == 403
 
 
-def test_admin_logout_form_works_after_login(csrf_client: Client, staff: User, password: str) -> None:
+def test_admin_logout_form_works_after_login(
+    csrf_client: Client, staff: User, password: str
+) -> None:
     masked = _middleware_token(csrf_client.get("/admin/login/").content)
-    csrf_client.post("/admin/login/", {"username": staff.email, "password": password, "csrfmiddlewaretoken": masked})
+    csrf_client.post(
+        "/admin/login/",
+        {"username": staff.email, "password": password, "csrfmiddlewaretoken": masked},
+    )
     index = csrf_client.get("/admin/")
     assert index.status_code == 200
     masked_after = _middleware_token(index.content)
@@ -130,7 +142,9 @@ def test_get_token_returns_masked_form_of_the_same_token(csrf_client: Client) ->
     body = response.json()
     assert len(body["django"]) == 64
     assert body["django"] != body["token"]
-    assert _unmask_cipher_token(body["django"]) == body["token"] == csrf_client.cookies[COOKIE].value
+    assert (
+        _unmask_cipher_token(body["django"]) == body["token"] == csrf_client.cookies[COOKIE].value
+    )
 
 
 def test_get_token_masks_differently_each_time(csrf_client: Client) -> None:
@@ -143,11 +157,15 @@ def test_get_token_masks_differently_each_time(csrf_client: Client) -> None:
 
 def test_masked_token_in_header_is_accepted(csrf_client: Client, checked_everywhere: Any) -> None:
     masked = csrf_client.get("/sec/token").json()["django"]
-    response = csrf_client.post("/sec/echo", {}, content_type="application/json", HTTP_X_CSRF_TOKEN=masked)
+    response = csrf_client.post(
+        "/sec/echo", {}, content_type="application/json", HTTP_X_CSRF_TOKEN=masked
+    )
     assert response.status_code == 200
 
 
-def test_demo_page_meta_tag_carries_a_usable_token(csrf_client: Client, user: Any, checked_everywhere: Any) -> None:
+def test_demo_page_meta_tag_carries_a_usable_token(
+    csrf_client: Client, user: Any, checked_everywhere: Any
+) -> None:
     page = csrf_client.get("/login")
     match = re.search(rb'<meta name="csrf-token" content="([^"]+)">', page.content)
     assert match

@@ -51,7 +51,9 @@ class TestDefaults:
         assert "Strict-Transport-Security" not in response
 
 
-@pytest.mark.parametrize("path,status", [("/sec/plain", 200), ("/no-such-page", 404), ("/token", 405)])
+@pytest.mark.parametrize(
+    "path,status", [("/sec/plain", 200), ("/no-such-page", 404), ("/token", 405)]
+)
 def test_headers_on_every_response(client: Client, path: str, status: int, db: Any) -> None:
     response = client.get(path)
     assert response.status_code == status
@@ -189,3 +191,14 @@ async def test_middleware_is_async_capable_with_async_get_response() -> None:
     assert iscoroutinefunction(middleware)
     response = await middleware(RequestFactory().get("/"))
     assert response["X-Frame-Options"] == "DENY"
+
+
+def test_hsts_behind_tls_terminating_proxy(client: Client) -> None:
+    with (
+        _headers(HSTS=True),
+        override_settings(SECURE_PROXY_SSL_HEADER=("HTTP_X_FORWARDED_PROTO", "https")),
+    ):
+        proxied = client.get("/sec/plain", HTTP_X_FORWARDED_PROTO="https")
+        plain = client.get("/sec/plain", HTTP_X_FORWARDED_PROTO="http")
+    assert proxied["Strict-Transport-Security"] == "max-age=31536000"
+    assert "Strict-Transport-Security" not in plain

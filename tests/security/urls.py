@@ -12,6 +12,7 @@ urlpatterns = [
     path("sec/echo", views.echo),
     path("sec/async-echo", views.async_echo),
     path("sec/exempt", views.exempt_echo),
+    path("sec/async-exempt", views.async_exempt_plain),
     re_path(r"^sec/hooks/(?P<rest>.*)$", views.echo),
     re_path(r"^sec/other/(?P<rest>.*)$", views.echo),
     path("sec/token", views.token),

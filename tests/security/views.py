@@ -69,3 +69,8 @@ def exempt_hooks(request: HttpRequest) -> bool:
 
 
 NOT_CALLABLE = {"this": "is not a function"}
+
+
+@csrf_exempt
+async def async_exempt_plain(request: HttpRequest) -> HttpResponse:
+    return HttpResponse("exempt", content_type="text/plain")

@@ -1,0 +1,459 @@
+"""Per-request cost of appframework_graphql's endpoint vs graphene-django and strawberry.
+
+Run one contender set inside one venv (see setup_envs.sh and run.sh, which runs both):
+
+    .venvs/bench-graphene/bin/python benchmarks/graphql/bench.py \\
+        --contenders ours,ours-nocache,graphene,floor
+    .venvs/bench-strawberry/bin/python benchmarks/graphql/bench.py \\
+        --contenders ours,ours-nocache,strawberry,strawberry-cached,floor
+    python3 benchmarks/graphql/bench.py report A.json B.json   # the combined table
+
+Contenders (all the same schema, see bench_schemas.py, and the same request):
+
+* ours              appframework_graphql.views.graphql_view, DOCUMENT_CACHE_SIZE default (256)
+* ours-nocache      the same view with APPFRAMEWORK["GRAPHQL"]["DOCUMENT_CACHE_SIZE"] = 0
+* graphene          graphene_django.views.GraphQLView(graphiql=False), in csrf_exempt
+* strawberry        strawberry.django.views.GraphQLView(graphql_ide=None), in csrf_exempt
+* strawberry-cached the same with strawberry.extensions.ParserCache + ValidationCache
+* floor             a trivial JSON view: json.loads the body, graphql-core ``execute`` of
+                    a document parsed and validated once at import, json.dumps the result
+
+Request: POST /<contender>/graphql, Content-Type and Accept application/json, body
+{"query": "query Q($n: String) { hello(name: $n) node { id child { id child { id } } } }",
+ "variables": {"n": "bench"}}. Every contender's response JSON is checked to be identical.
+
+Django set-up, the same for every contender: DEBUG=False, MIDDLEWARE=[] (``--middleware
+common`` adds only CommonMiddleware), INSTALLED_APPS=[appframework_graphql], one
+WSGIHandler. Each request is a full WSGI round trip (``handler(environ, start_response)``,
+body iterated, ``close()`` called so request_finished fires), no socket.
+
+Timing: contenders run in interleaved rounds (order rotated and reversed round by round);
+each round times one batch per contender, sized so a batch takes about --batch-seconds.
+Every batch is preceded by a few untimed requests (the ours-nocache batch runs inside
+``override_settings``, which rebuilds the document cache; the warm-up puts ours back in
+its steady state). Times are this process's CPU time by default (``--clock wall`` for
+perf_counter): on a shared 2-core VM wall time mostly measures the neighbours. us =
+median over rounds of the batch mean; a ratio = median over rounds of the per-round ratio.
+
+``--profile CONTENDER`` runs that contender under cProfile instead and prints where the
+time goes, grouped by package and by function.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import io
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+from bench_schemas import EXPECTED, QUERY, VARIABLES  # noqa: E402
+
+ALL_CONTENDERS = ("ours", "ours-nocache", "graphene", "strawberry", "strawberry-cached", "floor")
+BODY = json.dumps({"query": QUERY, "variables": VARIABLES}).encode()
+
+TARGETS = {
+    # name: (numerator, denominator, venv, comparison, target)
+    "graphene/ours": ("graphene", "ours", "bench-graphene", ">=", 5.0),
+    "strawberry-cached/ours": ("strawberry-cached", "ours", "bench-strawberry", ">=", 1.3),
+    "ours/floor (gql-core 3.2)": ("ours", "floor", "bench-graphene", "<=", 1.25),
+    "ours/floor (gql-core 3.3)": ("ours", "floor", "bench-strawberry", "<=", 1.25),
+}
+INFO_RATIOS = {
+    "strawberry/ours": ("strawberry", "ours", "bench-strawberry"),
+    "ours-nocache/ours (gql-core 3.2)": ("ours-nocache", "ours", "bench-graphene"),
+    "ours-nocache/ours (gql-core 3.3)": ("ours-nocache", "ours", "bench-strawberry"),
+}
+
+
+# -- Django set-up ---------------------------------------------------------------------------
+def configure(middleware: str) -> None:
+    import django
+    from django.conf import settings
+
+    settings.configure(
+        DEBUG=False,
+        SECRET_KEY="benchmark-only-secret-key-0123456789abcdefghijklmnopqrstuvwxyz",
+        ALLOWED_HOSTS=["testserver"],
+        INSTALLED_APPS=["appframework_graphql"],
+        MIDDLEWARE=["django.middleware.common.CommonMiddleware"] if middleware == "common" else [],
+        ROOT_URLCONF=__name__,
+        DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}},
+        TEMPLATES=[
+            {
+                "BACKEND": "django.template.backends.django.DjangoTemplates",
+                "APP_DIRS": True,
+            }
+        ],
+        APPFRAMEWORK={"GRAPHQL": {"SCHEMA": "bench_schemas.CORE_SCHEMA"}},
+        USE_TZ=True,
+        LOGGING={"version": 1, "disable_existing_loggers": False, "root": {"level": "CRITICAL"}},
+    )
+    django.setup()
+
+
+urlpatterns: list[Any] = []
+
+NOCACHE_SETTINGS = {"GRAPHQL": {"SCHEMA": "bench_schemas.CORE_SCHEMA", "DOCUMENT_CACHE_SIZE": 0}}
+
+
+def make_floor_view() -> Any:
+    from django.http import HttpResponse
+    from graphql import execute, parse, validate
+
+    from bench_schemas import CORE_SCHEMA
+
+    document = parse(QUERY)
+    assert not validate(CORE_SCHEMA, document)
+
+    def floor_view(request: Any) -> HttpResponse:
+        body = json.loads(request.body)
+        result = execute(
+            CORE_SCHEMA,
+            document,
+            context_value={"request": request},
+            variable_values=body.get("variables"),
+            operation_name=body.get("operationName"),
+        )
+        out: dict[str, Any] = {"data": result.data}
+        if result.errors:
+            out["errors"] = [e.formatted for e in result.errors]
+        return HttpResponse(
+            json.dumps(out, separators=(",", ":")), content_type="application/json"
+        )
+
+    return floor_view
+
+
+def make_views(contenders: list[str]) -> dict[str, Any]:
+    from django.views.decorators.csrf import csrf_exempt
+
+    import bench_schemas
+
+    views: dict[str, Any] = {}
+    schemas: dict[str, Any] = {"core": bench_schemas.CORE_SCHEMA}
+    for name in contenders:
+        if name in ("ours", "ours-nocache"):
+            from appframework_graphql.views import graphql_view
+
+            views[name] = graphql_view
+        elif name == "floor":
+            views[name] = make_floor_view()
+        elif name == "graphene":
+            from graphene_django.views import GraphQLView as GrapheneView
+
+            schema = bench_schemas.build_graphene_schema()
+            schemas[name] = schema
+            views[name] = csrf_exempt(GrapheneView.as_view(schema=schema, graphiql=False))
+        elif name in ("strawberry", "strawberry-cached"):
+            from strawberry.django.views import GraphQLView as StrawberryView
+            from strawberry.extensions import ParserCache, ValidationCache
+
+            extensions = [ParserCache, ValidationCache] if name == "strawberry-cached" else []
+            schema = bench_schemas.build_strawberry_schema(extensions)
+            schemas[name] = schema
+            views[name] = csrf_exempt(StrawberryView.as_view(schema=schema, graphql_ide=None))
+        else:
+            raise SystemExit(f"unknown contender {name!r}; known: {', '.join(ALL_CONTENDERS)}")
+    bench_schemas.check_equivalent(schemas)
+    return views
+
+
+def install_urls(views: dict[str, Any]) -> None:
+    from django.urls import clear_url_caches, path
+
+    urlpatterns[:] = [path(f"{name}/graphql", view) for name, view in views.items()]
+    clear_url_caches()
+
+
+# -- WSGI driving ------------------------------------------------------------------------------
+class _StartResponse:
+    __slots__ = ("headers", "status")
+
+    def __init__(self) -> None:
+        self.status = ""
+        self.headers: list[tuple[str, str]] = []
+
+    def __call__(self, status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+        self.status = status
+        self.headers = headers
+        return lambda data: None
+
+
+def environ_for(name: str) -> dict[str, Any]:
+    from django.test import RequestFactory
+
+    environ = RequestFactory()._base_environ(
+        PATH_INFO=f"/{name}/graphql",
+        REQUEST_METHOD="POST",
+        CONTENT_TYPE="application/json",
+        CONTENT_LENGTH=str(len(BODY)),
+        HTTP_ACCEPT="application/json",
+    )
+    environ.pop("HTTP_COOKIE", None)
+    return environ
+
+
+def call(handler: Any, environ: dict[str, Any]) -> tuple[str, bytes]:
+    env = environ.copy()
+    env["wsgi.input"] = io.BytesIO(BODY)
+    sr = _StartResponse()
+    result = handler(env, sr)
+    try:
+        body = b"".join(result)
+    finally:
+        result.close()
+    return sr.status, body
+
+
+def run_batch(handler: Any, environ: dict[str, Any], n: int, clock: Any) -> float:
+    """Mean seconds per request over ``n`` requests."""
+    BytesIO = io.BytesIO
+    body = BODY
+    sr = _StartResponse()
+    gc.collect()
+    start = clock()
+    for _ in range(n):
+        env = environ.copy()
+        env["wsgi.input"] = BytesIO(body)
+        result = handler(env, sr)
+        for _chunk in result:
+            pass
+        result.close()
+    return (clock() - start) / n
+
+
+class Contender:
+    """One endpoint; ``ours-nocache`` is ours under override_settings for its batches."""
+
+    def __init__(self, name: str, handler: Any) -> None:
+        self.name = name
+        self.handler = handler
+        self.environ = environ_for(name)
+        self.n = 0
+        self.samples: list[float] = []
+
+    def __enter__(self) -> Contender:
+        self._override = None
+        if self.name == "ours-nocache":
+            from django.test.utils import override_settings
+
+            self._override = override_settings(APPFRAMEWORK=NOCACHE_SETTINGS)
+            self._override.enable()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._override is not None:
+            self._override.disable()
+
+    def check(self) -> None:
+        with self:
+            status, body = call(self.handler, self.environ)
+            if self.name.startswith("ours"):
+                from appframework_graphql.execution import document_cache
+
+                want = 0 if self.name == "ours-nocache" else 256
+                assert document_cache().maxsize == want, (self.name, document_cache().maxsize)
+        assert status.startswith("200"), (self.name, status, body)
+        assert json.loads(body) == EXPECTED, (self.name, body)
+
+
+# -- measuring -----------------------------------------------------------------------------------
+def measure(args: argparse.Namespace, contenders: list[Contender]) -> None:
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
+    # Calibrate: warm up each contender and size its batch to about --batch-seconds.
+    for c in contenders:
+        with c:
+            run_batch(c.handler, c.environ, args.warmup, clock)
+            per = run_batch(c.handler, c.environ, args.warmup, clock)
+        c.n = max(20, min(20000, round(args.batch_seconds / per)))
+    for r in range(args.rounds):
+        k = r % len(contenders)
+        order = contenders[k:] + contenders[:k]
+        if r % 2:
+            order.reverse()
+        for c in order:
+            with c:
+                run_batch(c.handler, c.environ, 5, clock)  # untimed: back to steady state
+                c.samples.append(run_batch(c.handler, c.environ, c.n, clock))
+
+
+def versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": sys.version.split()[0]}
+    for dist in ("Django", "graphql-core", "graphene", "graphene-django", "strawberry-graphql", "appframework"):
+        try:
+            out[dist] = version(dist)
+        except PackageNotFoundError:
+            pass
+    return out
+
+
+def profile(args: argparse.Namespace, contenders: list[Contender]) -> None:
+    import cProfile
+    import pstats
+
+    (c,) = [c for c in contenders if c.name == args.profile]
+    with c:
+        run_batch(c.handler, c.environ, args.warmup, time.perf_counter)
+        prof = cProfile.Profile()
+        prof.enable()
+        run_batch(c.handler, c.environ, args.profile_requests, time.perf_counter)
+        prof.disable()
+    stats = pstats.Stats(prof)
+    n = args.profile_requests
+    total = sum(v[2] for v in stats.stats.values())  # type: ignore[attr-defined]
+
+    def group(filename: str) -> str:
+        for key in ("appframework_graphql", "appframework", "graphene_django", "graphene",
+                    "strawberry", "graphql", "django", "asgiref", "json"):
+            if f"/{key}/" in filename:
+                return key
+        if filename == "~":
+            return "builtins (C)"
+        if "bench" in filename:
+            return "benchmark harness"
+        return "stdlib/other"
+
+    by_group: dict[str, float] = {}
+    for (filename, _line, _func), (_cc, _nc, tt, _ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
+        g = group(filename)
+        by_group[g] = by_group.get(g, 0.0) + tt
+    print(f"\ncProfile of {c.name}: {n} requests, {total / n * 1e6:.1f} us/request under the profiler")
+    print("self time by package (us/request, share):")
+    for g, tt in sorted(by_group.items(), key=lambda kv: -kv[1]):
+        print(f"  {g:<22}{tt / n * 1e6:>9.1f}  {tt / total:>6.1%}")
+
+    rows = []
+    for (filename, line, func), (cc, nc, tt, ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
+        rows.append((ct, tt, nc, f"{group(filename)}:{Path(filename).name}:{line}({func})"))
+    print("\ntop functions by cumulative time (us/request cum, self, calls/request):")
+    for ct, tt, nc, label in sorted(rows, reverse=True)[: args.profile_top]:
+        print(f"  {ct / n * 1e6:>8.1f} {tt / n * 1e6:>8.1f} {nc / n:>6.1f}  {label}")
+    print("\nappframework / appframework_graphql functions (us/request cum, self, calls/request):")
+    for ct, tt, nc, label in sorted(rows, reverse=True):
+        if label.startswith("appframework"):
+            print(f"  {ct / n * 1e6:>8.1f} {tt / n * 1e6:>8.1f} {nc / n:>6.1f}  {label}")
+    print("\ntop functions by self time:")
+    for ct, tt, nc, label in sorted(rows, key=lambda r: -r[1])[: args.profile_top]:
+        print(f"  {ct / n * 1e6:>8.1f} {tt / n * 1e6:>8.1f} {nc / n:>6.1f}  {label}")
+
+
+def run(args: argparse.Namespace) -> int:
+    names = [n.strip() for n in args.contenders.split(",") if n.strip()]
+    configure(args.middleware)
+    from django.core.handlers.wsgi import WSGIHandler
+
+    install_urls(make_views(names))
+    handler = WSGIHandler()
+    contenders = [Contender(name, handler) for name in names]
+    for c in contenders:
+        c.check()
+
+    if args.profile:
+        profile(args, contenders)
+        return 0
+
+    vers = versions()
+    print(" ".join(f"{k}={v}" for k, v in vers.items()))
+    print(
+        f"MIDDLEWARE={'[CommonMiddleware]' if args.middleware == 'common' else '[]'}, DEBUG=False; "
+        f"{args.rounds} rounds, ~{args.batch_seconds}s batches, {args.clock} clock",
+        flush=True,
+    )
+    measure(args, contenders)
+    med = {c.name: statistics.median(c.samples) * 1e6 for c in contenders}
+    for c in contenders:
+        lo, hi = min(c.samples) * 1e6, max(c.samples) * 1e6
+        print(f"  {c.name:<18}{med[c.name]:>9.1f} us/request  (min {lo:.1f}, max {hi:.1f}, n={c.n}/batch)")
+    if args.json:
+        out = {
+            "venv": args.venv,
+            "versions": vers,
+            "middleware": args.middleware,
+            "clock": args.clock,
+            "samples": {c.name: c.samples for c in contenders},
+        }
+        Path(args.json).write_text(json.dumps(out))
+    return 0
+
+
+# -- the combined table --------------------------------------------------------------------------
+def report(paths: list[str]) -> int:
+    runs = {}
+    for p in paths:
+        data = json.loads(Path(p).read_text())
+        runs[data["venv"]] = data
+    for venv, data in runs.items():
+        v = data["versions"]
+        print(
+            f"[{venv}] Django {v.get('Django')}, graphql-core {v.get('graphql-core')}"
+            + (f", graphene-django {v['graphene-django']}" if "graphene-django" in v else "")
+            + (f", strawberry-graphql {v['strawberry-graphql']}" if "strawberry-graphql" in v else "")
+            + f"; MIDDLEWARE={'[CommonMiddleware]' if data['middleware'] == 'common' else '[]'}"
+            + f", {data['clock']} clock"
+        )
+    print()
+    print(f"{'contender':<20}" + "".join(f"{venv + ' us':>20}" for venv in runs))
+    names = [n for n in ALL_CONTENDERS if any(n in d["samples"] for d in runs.values())]
+    for name in names:
+        cells = ""
+        for data in runs.values():
+            s = data["samples"].get(name)
+            cells += f"{statistics.median(s) * 1e6:>20.1f}" if s else f"{'-':>20}"
+        print(f"{name:<20}{cells}")
+
+    def ratio(num: str, den: str, venv: str) -> float | None:
+        data = runs.get(venv)
+        if not data or num not in data["samples"] or den not in data["samples"]:
+            return None
+        a, b = data["samples"][num], data["samples"][den]
+        return statistics.median(x / y for x, y in zip(a, b, strict=True))
+
+    print(f"\n{'ratio (median of per-round ratios)':<36}{'value':>8}  {'target':<8}verdict")
+    missed = 0
+    for label, (num, den, venv, op, target) in TARGETS.items():
+        value = ratio(num, den, venv)
+        if value is None:
+            print(f"{label:<36}{'-':>8}  {op} {target:<5}not run")
+            continue
+        ok = value >= target if op == ">=" else value <= target
+        missed += not ok
+        print(f"{label:<36}{value:>8.2f}  {op} {target:<5}{'PASS' if ok else 'MISS'}")
+    for label, (num, den, venv) in INFO_RATIOS.items():
+        value = ratio(num, den, venv)
+        if value is not None:
+            print(f"{label:<36}{value:>8.2f}  (info)")
+    return 1 if missed else 0
+
+
+def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "report":
+        return report(sys.argv[2:])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--contenders", default="ours,ours-nocache,floor",
+                        help=f"comma-separated, from: {', '.join(ALL_CONTENDERS)}")
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--batch-seconds", type=float, default=0.4)
+    parser.add_argument("--warmup", type=int, default=100, help="requests per calibration pass")
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu")
+    parser.add_argument("--middleware", choices=("none", "common"), default="none")
+    parser.add_argument("--json", help="write the raw samples here (for the report mode)")
+    parser.add_argument("--venv", default=Path(sys.prefix).name, help="label for the report")
+    parser.add_argument("--profile", metavar="CONTENDER", help="cProfile this contender instead")
+    parser.add_argument("--profile-requests", type=int, default=3000)
+    parser.add_argument("--profile-top", type=int, default=30)
+    return run(parser.parse_args())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
