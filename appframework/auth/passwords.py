@@ -8,7 +8,10 @@ we verify Django's. The iteration count is the running Django's default unless
 
 from __future__ import annotations
 
+import math
+
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
+from django.utils.crypto import RANDOM_STRING_CHARS
 
 from ..conf import app_settings
 
@@ -71,7 +74,11 @@ def _parse(encoded: object) -> tuple[int, str, str] | None:
     if len(parts) != 4 or parts[0] != _ALGORITHM:
         return None
     _, iterations, salt, digest = parts
-    if not iterations.isdigit() or not salt or not digest:
+    # isascii(): str.isdigit() also accepts "²" and other digits int() refuses; the
+    # length bound keeps int() clear of its huge-number limit.
+    if not (iterations.isascii() and iterations.isdigit() and len(iterations) <= 12):
+        return None
+    if not salt or not digest:
         return None
     count = int(iterations)
     if not 0 < count <= _MAX_ITERATIONS:
@@ -100,7 +107,10 @@ def needs_rehash(encoded: str) -> bool:
     parsed = _parse(encoded)
     if parsed is None:
         return True
-    return _hasher().must_update(encoded) or parsed[0] < _iterations()
+    # Not Django's must_update(): that is also true for *more* iterations than today's,
+    # and re-hashing then would weaken a stronger hash.
+    salt_bits = len(parsed[1]) * math.log2(len(RANDOM_STRING_CHARS))
+    return parsed[0] < _iterations() or salt_bits < PBKDF2PasswordHasher.salt_entropy
 
 
 def burn_hash_time(password: str) -> None:

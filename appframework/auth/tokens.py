@@ -87,9 +87,16 @@ class TokenManager:
     def _accept(self, user: Any, fingerprint: str) -> Any | None:
         if user is None or getattr(user, "is_active", True) is False:
             return None
-        if not constant_time_compare(fingerprint, self._fingerprint(user)):
-            return None
-        return user
+        if constant_time_compare(fingerprint, self._fingerprint(user)):
+            return user
+        # A token issued before a key rotation carries the old key's fingerprint; it
+        # stays good while that key is in SECRET_KEY_FALLBACKS, as sessions do.
+        fallbacks = getattr(user, "get_session_auth_fallback_hash", None)
+        if fallbacks is not None and any(
+            constant_time_compare(fingerprint, value[:16]) for value in fallbacks()
+        ):
+            return user
+        return None
 
     def verify_sync(self, token: str) -> Any | None:
         payload = self._payload(token)

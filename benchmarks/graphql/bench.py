@@ -314,14 +314,14 @@ def profile(args: argparse.Namespace, contenders: list[Contender]) -> None:
     total = sum(v[2] for v in stats.stats.values())  # type: ignore[attr-defined]
 
     def group(filename: str) -> str:
+        if filename.startswith(str(HERE)):
+            return "benchmark harness"
         for key in ("appframework_graphql", "appframework", "graphene_django", "graphene",
                     "strawberry", "graphql", "django", "asgiref", "json"):
             if f"/{key}/" in filename:
                 return key
         if filename == "~":
             return "builtins (C)"
-        if "bench" in filename:
-            return "benchmark harness"
         return "stdlib/other"
 
     by_group: dict[str, float] = {}
