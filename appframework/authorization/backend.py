@@ -33,7 +33,8 @@ class GateBackend(BaseBackend):
     def has_perm(self, user_obj: Any, perm: str, obj: Any = None) -> bool:
         gate: Gate = container.resolve(Gate)
         args = _args(obj)
-        if not gate.has(perm, *args):
+        # Django's contract: inactive users have no permissions (ModelBackend does this).
+        if getattr(user_obj, "is_active", True) is False or not gate.has(perm, *args):
             return False
         try:
             return gate.allows_sync(user_obj, perm, *args)
@@ -43,7 +44,7 @@ class GateBackend(BaseBackend):
     async def ahas_perm(self, user_obj: Any, perm: str, obj: Any = None) -> bool:
         gate: Gate = container.resolve(Gate)
         args = _args(obj)
-        if not gate.has(perm, *args):
+        if getattr(user_obj, "is_active", True) is False or not gate.has(perm, *args):
             return False
         try:
             return await gate.allows(user_obj, perm, *args)

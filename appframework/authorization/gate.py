@@ -98,6 +98,8 @@ async def _call_async(func: Check, *args: Any) -> Any:
         result = func(*args)
     except SynchronousOnlyOperation:
         result = await sync_to_async(func)(*args)
+    if result.__class__ is bool or result is None:
+        return result
     if inspect.isawaitable(result):
         result = await result
     return result
@@ -105,6 +107,8 @@ async def _call_async(func: Check, *args: Any) -> Any:
 
 def _call_sync(func: Check, *args: Any) -> Any:
     result = func(*args)
+    if result.__class__ is bool or result is None:
+        return result  # the common case, without inspect.isawaitable's cost
     if inspect.isawaitable(result):
         result = async_to_sync(_await)(result)
     return result
@@ -239,10 +243,23 @@ class Gate:
 
     async def allows(self, user: Any, ability: str, *args: Any) -> bool:
         """Async boolean answer (SPEC); ``KeyError`` when nothing resolves ``ability``."""
+        check = self._fast_check(ability)
+        if check is not None:
+            return bool(await _call_async(check, user, *args))
         return (await self.inspect(user, ability, *args)).allowed
 
     def allows_sync(self, user: Any, ability: str, *args: Any) -> bool:
+        check = self._fast_check(ability)
+        if check is not None:
+            return bool(_call_sync(check, user, *args))
         return self.inspect_sync(user, ability, *args).allowed
+
+    def _fast_check(self, ability: str) -> Check | None:
+        """The defined check when it alone decides and nobody listens for decisions:
+        then ``allows`` skips building a Decision (the hot path of most projects)."""
+        if self._before or gate_evaluated.receivers:
+            return None
+        return self._abilities.get(ability)
 
     def _evaluated(
         self, user: Any, ability: str, args: tuple[Any, ...], decision: Decision
@@ -269,4 +286,13 @@ class Gate:
         method = getattr(policy, f"scope_{ability_method_name(ability)}", None) if policy else None
         if not callable(method):
             raise KeyError(ability)
+        # The hooks that would decide allows() for every object decide the scope too:
+        # True keeps the whole queryset, False empties it. They get no object here.
+        hooks = [*self._before, getattr(policy, "before", None)]
+        for hook in hooks:
+            if not callable(hook):
+                continue
+            verdict = _call_sync(hook, user, ability)
+            if verdict is not None:
+                return queryset if verdict else queryset.none()
         return method(user, queryset)

@@ -18,7 +18,7 @@ Contenders (all the same schema, see bench_schemas.py, and the same request):
 * floor             a trivial JSON view: json.loads the body, graphql-core ``execute`` of
                     a document parsed and validated once at import, json.dumps the result
 
-Request: POST /<contender>/graphql, Content-Type and Accept application/json, body
+Request: POST /graphql (each contender has its own one-pattern URLconf), Content-Type and Accept application/json, body
 {"query": "query Q($n: String) { hello(name: $n) node { id child { id child { id } } } }",
  "variables": {"n": "bench"}}. Every contender's response JSON is checked to be identical.
 
@@ -29,9 +29,9 @@ body iterated, ``close()`` called so request_finished fires), no socket.
 
 Timing: contenders run in interleaved rounds (order rotated and reversed round by round);
 each round times one batch per contender, sized so a batch takes about --batch-seconds.
-Every batch is preceded by a few untimed requests (the ours-nocache batch runs inside
-``override_settings``, which rebuilds the document cache; the warm-up puts ours back in
-its steady state). Times are this process's CPU time by default (``--clock wall`` for
+Every batch runs inside ``override_settings`` (that contender's ROOT_URLCONF; for
+ours-nocache also APPFRAMEWORK, which rebuilds the document cache) and is preceded by a
+few untimed requests that bring it back to its steady state. Times are this process's CPU time by default (``--clock wall`` for
 perf_counter): on a shared 2-core VM wall time mostly measures the neighbours. us =
 median over rounds of the batch mean; a ratio = median over rounds of the per-round ratio.
 
@@ -85,7 +85,7 @@ def configure(middleware: str) -> None:
         ALLOWED_HOSTS=["testserver"],
         INSTALLED_APPS=["appframework_graphql"],
         MIDDLEWARE=["django.middleware.common.CommonMiddleware"] if middleware == "common" else [],
-        ROOT_URLCONF=__name__,
+        ROOT_URLCONF=urlconf_name("ours"),  # replaced per contender, see install_urls
         DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}},
         TEMPLATES=[
             {
@@ -99,8 +99,6 @@ def configure(middleware: str) -> None:
     )
     django.setup()
 
-
-urlpatterns: list[Any] = []
 
 NOCACHE_SETTINGS = {"GRAPHQL": {"SCHEMA": "bench_schemas.CORE_SCHEMA", "DOCUMENT_CACHE_SIZE": 0}}
 
@@ -168,10 +166,22 @@ def make_views(contenders: list[str]) -> dict[str, Any]:
 
 
 def install_urls(views: dict[str, Any]) -> None:
-    from django.urls import clear_url_caches, path
+    """One URLconf module per contender, each with the single pattern ``graphql``, so every
+    contender pays the same URL resolution (in one shared URLconf, later patterns would pay
+    for the earlier ones' failed matches). A contender's batches run with its URLconf as
+    ROOT_URLCONF (see Contender.__enter__)."""
+    import types
 
-    urlpatterns[:] = [path(f"{name}/graphql", view) for name, view in views.items()]
-    clear_url_caches()
+    from django.urls import path
+
+    for name, view in views.items():
+        module = types.ModuleType(urlconf_name(name))
+        module.urlpatterns = [path("graphql", view)]  # type: ignore[attr-defined]
+        sys.modules[module.__name__] = module
+
+
+def urlconf_name(contender: str) -> str:
+    return "_graphql_bench_urls_" + contender.replace("-", "_")
 
 
 # -- WSGI driving ------------------------------------------------------------------------------
@@ -192,7 +202,7 @@ def environ_for(name: str) -> dict[str, Any]:
     from django.test import RequestFactory
 
     environ = RequestFactory()._base_environ(
-        PATH_INFO=f"/{name}/graphql",
+        PATH_INFO="/graphql",
         REQUEST_METHOD="POST",
         CONTENT_TYPE="application/json",
         CONTENT_LENGTH=str(len(BODY)),
@@ -242,17 +252,17 @@ class Contender:
         self.samples: list[float] = []
 
     def __enter__(self) -> Contender:
-        self._override = None
-        if self.name == "ours-nocache":
-            from django.test.utils import override_settings
+        from django.test.utils import override_settings
 
-            self._override = override_settings(APPFRAMEWORK=NOCACHE_SETTINGS)
-            self._override.enable()
+        changes: dict[str, Any] = {"ROOT_URLCONF": urlconf_name(self.name)}
+        if self.name == "ours-nocache":
+            changes["APPFRAMEWORK"] = NOCACHE_SETTINGS
+        self._override = override_settings(**changes)
+        self._override.enable()
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        if self._override is not None:
-            self._override.disable()
+        self._override.disable()
 
     def check(self) -> None:
         with self:

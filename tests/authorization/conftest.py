@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import inspect
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import AnonymousUser
@@ -110,7 +109,11 @@ def sync_request(user: Any = None, **headers: str) -> Any:
 
 def async_request(user: Any = None, **headers: str) -> Any:
     # AsyncRequestFactory puts extra kwargs into the ASGI scope; real headers go in headers=.
-    named = {key[5:].replace("_", "-").title(): value for key, value in headers.items() if key.startswith("HTTP_")}
+    named = {
+        key[5:].replace("_", "-").title(): value
+        for key, value in headers.items()
+        if key.startswith("HTTP_")
+    }
     request = AsyncRequestFactory().get("/", headers=named)
     resolved = user if user is not None else AnonymousUser()
     request.user = resolved

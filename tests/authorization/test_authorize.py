@@ -69,7 +69,9 @@ class TestAuthorizeSync:
         with pytest.raises(UnauthorizedException):
             authorize_sync(sync_request(None, **bearer("not-a-token")), "delete-post", post)
 
-    def test_unknown_ability_raises_key_error_for_a_logged_in_user(self, post: Any, user: Any) -> None:
+    def test_unknown_ability_raises_key_error_for_a_logged_in_user(
+        self, post: Any, user: Any
+    ) -> None:
         with pytest.raises(KeyError):
             authorize_sync(sync_request(user), "no-such-ability", post)
 
@@ -104,7 +106,9 @@ class TestAuthorizeAsync:
     async def test_allowed_returns_the_user(self, post: Any, user: Any) -> None:
         assert await authorize(async_request(user), "delete-post", post) is user
 
-    async def test_editor_is_allowed_with_a_role_query_under_async(self, post: Any, editor: Any) -> None:
+    async def test_editor_is_allowed_with_a_role_query_under_async(
+        self, post: Any, editor: Any
+    ) -> None:
         fresh = await User.objects.aget(pk=editor.pk)  # roles not loaded yet
         assert await authorize(async_request(fresh), "delete-post", post) is fresh
 
@@ -134,7 +138,9 @@ class TestDemoDeleteRoute:
         assert response.status_code == 401
         assert Post.objects.filter(pk=post.pk).exists()
 
-    def test_other_user_delete_is_403_and_post_survives(self, client: Client, post: Any, other_user: Any) -> None:
+    def test_other_user_delete_is_403_and_post_survives(
+        self, client: Client, post: Any, other_user: Any
+    ) -> None:
         response = login_client(client, other_user).delete(f"/posts/{post.pk}", **JSON)
         assert response.status_code == 403
         assert Post.objects.filter(pk=post.pk).exists()
@@ -149,13 +155,17 @@ class TestDemoDeleteRoute:
         assert response.status_code == 204
         assert not Post.objects.filter(pk=post.pk).exists()
 
-    def test_superuser_not_author_nor_editor_delete_is_403(self, client: Client, post: Any, superuser: Any) -> None:
+    def test_superuser_not_author_nor_editor_delete_is_403(
+        self, client: Client, post: Any, superuser: Any
+    ) -> None:
         assert superuser.has_perm("delete-post", post) is True  # Django's superuser shortcut
         response = login_client(client, superuser).delete(f"/posts/{post.pk}", **JSON)
         assert response.status_code == 403
         assert Post.objects.filter(pk=post.pk).exists()
 
-    def test_html_client_denied_is_still_403(self, client: Client, post: Any, other_user: Any) -> None:
+    def test_html_client_denied_is_still_403(
+        self, client: Client, post: Any, other_user: Any
+    ) -> None:
         response = login_client(client, other_user).delete(
             f"/posts/{post.pk}", HTTP_ACCEPT="text/html"
         )
@@ -167,7 +177,9 @@ class TestDemoDeleteRoute:
         assert response.status_code == 204
         assert not Post.objects.filter(pk=post.pk).exists()
 
-    def test_bearer_other_user_delete_is_403(self, client: Client, post: Any, other_user: Any) -> None:
+    def test_bearer_other_user_delete_is_403(
+        self, client: Client, post: Any, other_user: Any
+    ) -> None:
         token = TokenManager().issue(other_user)
         response = client.delete(f"/posts/{post.pk}", **bearer(token), **JSON)
         assert response.status_code == 403
@@ -182,7 +194,9 @@ class TestDemoDeleteRoute:
 @pytest.mark.urls(URLS)
 class TestAuthorizeInViews:
     @pytest.mark.parametrize("kind", ["authorize-sync", "authorize-async"])
-    def test_view_statuses(self, client: Client, post: Any, user: Any, other_user: Any, kind: str) -> None:
+    def test_view_statuses(
+        self, client: Client, post: Any, user: Any, other_user: Any, kind: str
+    ) -> None:
         url = f"/authz/{kind}/posts/{post.pk}"
         assert Client().get(url, **JSON).status_code == 401
         assert login_client(Client(), other_user).get(url, **JSON).status_code == 403
@@ -222,12 +236,16 @@ class TestAuthorizedDecorator:
         response = login_client(client, superuser).get(f"/authz/{kind}/posts/{post.pk}", **JSON)
         assert response.status_code == 403
 
-    def test_allowed_runs_view_with_object_as_kwarg(self, client: Client, post: Any, user: Any, kind: str) -> None:
+    def test_allowed_runs_view_with_object_as_kwarg(
+        self, client: Client, post: Any, user: Any, kind: str
+    ) -> None:
         response = login_client(client, user).get(f"/authz/{kind}/posts/{post.pk}", **JSON)
         assert response.status_code == 200
         assert response.json() == {"kind": kind, "post": post.pk, "title": post.title}
 
-    def test_allowed_with_bearer_token(self, client: Client, post: Any, user: Any, kind: str) -> None:
+    def test_allowed_with_bearer_token(
+        self, client: Client, post: Any, user: Any, kind: str
+    ) -> None:
         token = TokenManager().issue(user)
         response = client.get(f"/authz/{kind}/posts/{post.pk}", **bearer(token), **JSON)
         assert response.status_code == 200
@@ -262,7 +280,9 @@ class TestAuthorizedDecorator:
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.urls(URLS)
 class TestAuthorizedDecoratorAsyncClient:
-    async def test_async_view_under_async_client(self, post: Any, user: Any, other_user: Any) -> None:
+    async def test_async_view_under_async_client(
+        self, post: Any, user: Any, other_user: Any
+    ) -> None:
         url = f"/authz/async/posts/{post.pk}"
         assert (await AsyncClient().get(url, **JSON)).status_code == 401
         denied = AsyncClient()
@@ -279,8 +299,12 @@ class TestAuthorizedDecoratorAsyncClient:
 # -- the demo's role-based ability through the decorator: POST /posts/<id>/publish ----------
 @pytest.mark.django_db
 class TestDemoPublishRoute:
-    def test_user_without_role_or_permission_is_403(self, client: Client, post: Any, user: Any) -> None:
-        assert login_client(client, user).post(f"/posts/{post.pk}/publish", **JSON).status_code == 403
+    def test_user_without_role_or_permission_is_403(
+        self, client: Client, post: Any, user: Any
+    ) -> None:
+        assert (
+            login_client(client, user).post(f"/posts/{post.pk}/publish", **JSON).status_code == 403
+        )
 
     def test_moderator_role_is_allowed(self, client: Client, post: Any, other_user: Any) -> None:
         other_user.assign_role("moderator")
@@ -288,7 +312,9 @@ class TestDemoPublishRoute:
         assert response.status_code == 200
         assert response.json() == {"published": post.pk}
 
-    def test_publish_permission_through_any_role_is_allowed(self, client: Client, post: Any, other_user: Any) -> None:
+    def test_publish_permission_through_any_role_is_allowed(
+        self, client: Client, post: Any, other_user: Any
+    ) -> None:
         from appframework.authorization import Permission, Role
 
         role = Role.objects.create(name="writer")
@@ -297,6 +323,8 @@ class TestDemoPublishRoute:
         response = login_client(client, other_user).post(f"/posts/{post.pk}/publish", **JSON)
         assert response.status_code == 200
 
-    def test_anonymous_is_401_and_missing_post_is_404(self, client: Client, post: Any, user: Any) -> None:
+    def test_anonymous_is_401_and_missing_post_is_404(
+        self, client: Client, post: Any, user: Any
+    ) -> None:
         assert client.post(f"/posts/{post.pk}/publish", **JSON).status_code == 401
         assert login_client(client, user).post("/posts/999999/publish", **JSON).status_code == 404

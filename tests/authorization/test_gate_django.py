@@ -76,7 +76,9 @@ class TestDjangoPermissionsStillWork:
         assert user.has_perm("blog.change_post") is False
         assert user.has_perm("blog.delete_post") is False
 
-    def test_django_permission_with_an_object_is_false_not_key_error(self, user: Any, post: Any) -> None:
+    def test_django_permission_with_an_object_is_false_not_key_error(
+        self, user: Any, post: Any
+    ) -> None:
         user.user_permissions.add(_django_permission())
         fresh = User.objects.get(pk=user.pk)
         # ModelBackend has no object permissions; the Gate does not own the name.
@@ -111,7 +113,10 @@ class TestHasPermReachesGate:
     ) -> None:
         assert user.has_perm("delete-post", post) is True
         assert other_user.has_perm("delete-post", post) is False
-        assert [(e["user"], e["ability"], e["arguments"], e["allowed"], e["source"]) for e in evaluations] == [
+        assert [
+            (e["user"], e["ability"], e["arguments"], e["allowed"], e["source"])
+            for e in evaluations
+        ] == [
             (user, "delete-post", (post,), True, "policy:PostPolicy.delete_post"),
             (other_user, "delete-post", (post,), False, "policy:PostPolicy.delete_post"),
         ]
@@ -123,7 +128,9 @@ class TestHasPermReachesGate:
     def test_has_perm_with_a_class_object(self, user: Any) -> None:
         assert user.has_perm("create-post", Post) is True
 
-    def test_has_perm_for_a_defined_ability_without_object(self, user: Any, other_user: Any) -> None:
+    def test_has_perm_for_a_defined_ability_without_object(
+        self, user: Any, other_user: Any
+    ) -> None:
         other_user.assign_role("moderator")
         assert other_user.has_perm("publish-post") is True
         assert user.has_perm("publish-post") is False
@@ -150,7 +157,9 @@ class TestHasPermReachesGate:
         user.is_active = False
         assert user.has_perm("delete-post", post) is False
 
-    def test_inactive_user_has_perm_is_false_even_for_a_role_based_ability(self, other_user: Any) -> None:
+    def test_inactive_user_has_perm_is_false_even_for_a_role_based_ability(
+        self, other_user: Any
+    ) -> None:
         # Django documents (User.is_active) that has_perm() returns False for inactive
         # users, and asks custom backends to check is_active in their permission methods;
         # ModelBackend does. The demo's "publish-post" check has no is_active guard of its own.
@@ -188,7 +197,9 @@ class TestAhasPermReachesGate:
         fresh = await User.objects.aget(pk=editor.pk)
         assert await fresh.ahas_perm("delete-post", post) is True
 
-    async def test_inactive_user_ahas_perm_is_false_even_for_a_role_based_ability(self, other_user: Any) -> None:
+    async def test_inactive_user_ahas_perm_is_false_even_for_a_role_based_ability(
+        self, other_user: Any
+    ) -> None:
         from appframework.authorization import Role
 
         await other_user.roles.aadd(await Role.objects.acreate(name="moderator"))
@@ -202,7 +213,9 @@ class TestAhasPermReachesGate:
         assert await user.ahas_perm("no-such-ability") is False
 
     async def test_ahas_perm_for_a_django_permission_still_works(self, user: Any) -> None:
-        permission = await DjangoPermission.objects.aget(content_type__app_label="blog", codename="change_post")
+        permission = await DjangoPermission.objects.aget(
+            content_type__app_label="blog", codename="change_post"
+        )
         await user.user_permissions.aadd(permission)
         fresh = await User.objects.aget(pk=user.pk)
         assert await fresh.ahas_perm("blog.change_post") is True
@@ -240,13 +253,22 @@ class TestAdmin:
 
         assert admin_client.get("/admin/appframework_authorization/role/add/").status_code == 200
         role = Role.objects.get(name="editor")
-        assert admin_client.get(f"/admin/appframework_authorization/role/{role.pk}/change/").status_code == 200
+        assert (
+            admin_client.get(
+                f"/admin/appframework_authorization/role/{role.pk}/change/"
+            ).status_code
+            == 200
+        )
 
-    def test_staff_user_with_a_django_view_permission_sees_the_changelist(self, client: Client, user: Any) -> None:
+    def test_staff_user_with_a_django_view_permission_sees_the_changelist(
+        self, client: Client, user: Any
+    ) -> None:
         user.is_staff = True
         user.save()
         user.user_permissions.add(
-            DjangoPermission.objects.get(content_type__app_label="appframework_authorization", codename="view_role")
+            DjangoPermission.objects.get(
+                content_type__app_label="appframework_authorization", codename="view_role"
+            )
         )
         login_client(client, user)
         assert client.get("/admin/").status_code == 200

@@ -49,7 +49,9 @@ class TestRule1BoundEmpty:
             with pytest.raises(KeyError):
                 gate.allows_sync(person, ability, Thing())
 
-    async def test_fresh_gate_async_allows_raises_key_error(self, gate: Gate, person: Person) -> None:
+    async def test_fresh_gate_async_allows_raises_key_error(
+        self, gate: Gate, person: Person
+    ) -> None:
         with pytest.raises(KeyError):
             await gate.allows(person, "anything", Thing())
 
@@ -84,9 +86,20 @@ class TestRule2Define:
 
     @pytest.mark.parametrize(
         ("value", "expected"),
-        [(1, True), ("yes", True), ([0], True), (object(), True), (0, False), ("", False), ([], False), (None, False)],
+        [
+            (1, True),
+            ("yes", True),
+            ([0], True),
+            (object(), True),
+            (0, False),
+            ("", False),
+            ([], False),
+            (None, False),
+        ],
     )
-    def test_truthy_and_falsy_results_are_coerced_to_bool(self, gate: Gate, value: Any, expected: bool) -> None:
+    def test_truthy_and_falsy_results_are_coerced_to_bool(
+        self, gate: Gate, value: Any, expected: bool
+    ) -> None:
         gate.define("sync-ability", lambda user: value)
 
         async def acheck(user: Any) -> Any:
@@ -197,7 +210,9 @@ class TestRule3Policy:
         assert gate.allows_sync(Person(), "update-thing", thing) is True
         assert policy.calls == [("update_thing", policy, (thing,))]
 
-    def test_undefined_ability_falls_back_to_policy_of_first_argument_type(self, gate: Gate) -> None:
+    def test_undefined_ability_falls_back_to_policy_of_first_argument_type(
+        self, gate: Gate
+    ) -> None:
         gate.define("something-else", lambda user: False)
         gate.policy(Thing, CountingPolicy)
         assert gate.allows_sync(Person(1), "update-thing", Thing(owner_id=1)) is True
@@ -463,7 +478,9 @@ class TestRule5GlobalBefore:
         gate.before(lambda user, ability, *args: False)
         assert gate.allows_sync(Person(), "never-defined") is False
 
-    def test_global_before_none_for_unknown_ability_still_raises_key_error(self, gate: Gate) -> None:
+    def test_global_before_none_for_unknown_ability_still_raises_key_error(
+        self, gate: Gate
+    ) -> None:
         gate.before(lambda user, ability, *args: None)
         with pytest.raises(KeyError):
             gate.allows_sync(Person(), "never-defined")

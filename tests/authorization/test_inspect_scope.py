@@ -46,7 +46,9 @@ class TestInspect:
         assert decision == Decision(False, "policy:PostPolicy.update_post")
 
     def test_source_names_the_policy_before(self, demo_gate: Gate) -> None:
-        decision = demo_gate.inspect_sync(Person(1, is_active=False), "delete-post", Post(author_id=1))
+        decision = demo_gate.inspect_sync(
+            Person(1, is_active=False), "delete-post", Post(author_id=1)
+        )
         assert decision == Decision(False, "policy:PostPolicy.before")
 
     def test_source_names_the_global_before_hook(self, demo_gate: Gate) -> None:
@@ -79,16 +81,19 @@ class TestInspect:
         assert await demo_gate.inspect(Person(1), "delete-post", Post(author_id=1)) == Decision(
             True, "policy:PostPolicy.delete_post"
         )
-        assert await demo_gate.inspect(Person(1, is_active=False), "delete-post", Post(author_id=1)) == Decision(
-            False, "policy:PostPolicy.before"
-        )
+        assert await demo_gate.inspect(
+            Person(1, is_active=False), "delete-post", Post(author_id=1)
+        ) == Decision(False, "policy:PostPolicy.before")
         demo_gate.define("x", lambda user: 0)
         assert await demo_gate.inspect(Person(), "x") == Decision(False, "define:x")
 
     def test_allows_agrees_with_inspect(self, demo_gate: Gate) -> None:
         for user in (Person(1), Person(2), Person(1, is_active=False)):
             post = Post(author_id=1)
-            assert demo_gate.allows_sync(user, "update-post", post) is demo_gate.inspect_sync(user, "update-post", post).allowed
+            assert (
+                demo_gate.allows_sync(user, "update-post", post)
+                is demo_gate.inspect_sync(user, "update-post", post).allowed
+            )
 
 
 # -- gate_evaluated ------------------------------------------------------------------------------
@@ -108,21 +113,41 @@ def received(gate: Gate) -> Iterator[list[dict[str, Any]]]:
 
 
 class TestGateEvaluatedSignal:
-    def test_sent_once_per_allows_sync_with_all_fields(self, gate: Gate, received: list[dict[str, Any]]) -> None:
+    def test_sent_once_per_allows_sync_with_all_fields(
+        self, gate: Gate, received: list[dict[str, Any]]
+    ) -> None:
         gate.define("edit", lambda user, thing, extra: thing.owner_id == user.pk)
         user, thing = Person(1), Thing(owner_id=1)
         assert gate.allows_sync(user, "edit", thing, "x") is True
         assert received == [
-            {"user": user, "ability": "edit", "arguments": (thing, "x"), "allowed": True, "source": "define:edit"}
+            {
+                "user": user,
+                "ability": "edit",
+                "arguments": (thing, "x"),
+                "allowed": True,
+                "source": "define:edit",
+            }
         ]
 
-    async def test_sent_once_per_async_allows(self, gate: Gate, received: list[dict[str, Any]]) -> None:
+    async def test_sent_once_per_async_allows(
+        self, gate: Gate, received: list[dict[str, Any]]
+    ) -> None:
         gate.define("edit", lambda user: False)
         user = Person()
         assert await gate.allows(user, "edit") is False
-        assert received == [{"user": user, "ability": "edit", "arguments": (), "allowed": False, "source": "define:edit"}]
+        assert received == [
+            {
+                "user": user,
+                "ability": "edit",
+                "arguments": (),
+                "allowed": False,
+                "source": "define:edit",
+            }
+        ]
 
-    async def test_sent_once_per_inspect_and_inspect_sync(self, gate: Gate, received: list[dict[str, Any]]) -> None:
+    async def test_sent_once_per_inspect_and_inspect_sync(
+        self, gate: Gate, received: list[dict[str, Any]]
+    ) -> None:
         gate.define("edit", lambda user: True)
         await gate.inspect(Person(), "edit")
         assert len(received) == 1
@@ -130,7 +155,9 @@ class TestGateEvaluatedSignal:
         gate.inspect_sync(Person(), "edit")
         assert len(received) == 2
 
-    def test_sent_with_policy_and_before_sources(self, gate: Gate, received: list[dict[str, Any]]) -> None:
+    def test_sent_with_policy_and_before_sources(
+        self, gate: Gate, received: list[dict[str, Any]]
+    ) -> None:
         gate.policy(Post, PostPolicy)
         post = Post(author_id=1)
         gate.allows_sync(Person(1), "update-post", post)
@@ -142,7 +169,9 @@ class TestGateEvaluatedSignal:
             ("policy:PostPolicy.create_post", True, (Post,)),
         ]
 
-    def test_sent_once_when_a_global_hook_decides(self, gate: Gate, received: list[dict[str, Any]]) -> None:
+    def test_sent_once_when_a_global_hook_decides(
+        self, gate: Gate, received: list[dict[str, Any]]
+    ) -> None:
         def hook(user: Any, ability: str, *args: Any) -> bool:
             return False
 
@@ -153,13 +182,17 @@ class TestGateEvaluatedSignal:
         assert received[0]["allowed"] is False
         assert received[0]["source"] == f"before:{__name__}.{hook.__qualname__}"
 
-    def test_one_signal_per_evaluation_over_many_calls(self, gate: Gate, received: list[dict[str, Any]]) -> None:
+    def test_one_signal_per_evaluation_over_many_calls(
+        self, gate: Gate, received: list[dict[str, Any]]
+    ) -> None:
         gate.define("edit", lambda user: True)
         for _ in range(25):
             gate.allows_sync(Person(), "edit")
         assert len(received) == 25
 
-    def test_not_sent_when_the_ability_is_unresolved(self, gate: Gate, received: list[dict[str, Any]]) -> None:
+    def test_not_sent_when_the_ability_is_unresolved(
+        self, gate: Gate, received: list[dict[str, Any]]
+    ) -> None:
         with pytest.raises(KeyError):
             gate.allows_sync(Person(), "nothing")
         assert received == []
@@ -183,13 +216,17 @@ def fixtures(user: Any, other_user: Any, editor: Any) -> dict[str, Any]:
 
 @pytest.mark.django_db
 class TestScope:
-    def test_scope_narrows_to_own_posts_for_an_author(self, demo_gate: Gate, fixtures: dict[str, Any]) -> None:
+    def test_scope_narrows_to_own_posts_for_an_author(
+        self, demo_gate: Gate, fixtures: dict[str, Any]
+    ) -> None:
         scoped = demo_gate.scope(fixtures["alice"], "delete-post", Post.objects.all())
         assert sorted(p.title for p in scoped) == ["a1", "a2"]
         scoped = demo_gate.scope(fixtures["bob"], "delete-post", Post.objects.all())
         assert [p.title for p in scoped] == ["b1"]
 
-    def test_scope_keeps_everything_for_an_editor(self, demo_gate: Gate, fixtures: dict[str, Any]) -> None:
+    def test_scope_keeps_everything_for_an_editor(
+        self, demo_gate: Gate, fixtures: dict[str, Any]
+    ) -> None:
         scoped = demo_gate.scope(fixtures["carol"], "delete-post", Post.objects.all())
         assert scoped.count() == 3
 
@@ -201,7 +238,9 @@ class TestScope:
         gate = container.resolve(Gate)
         assert gate.scope(fixtures["bob"], "delete-post", Post.objects.all()).count() == 1
 
-    def test_scope_key_error_when_policy_has_no_scope_method(self, demo_gate: Gate, fixtures: dict[str, Any]) -> None:
+    def test_scope_key_error_when_policy_has_no_scope_method(
+        self, demo_gate: Gate, fixtures: dict[str, Any]
+    ) -> None:
         with pytest.raises(KeyError):
             demo_gate.scope(fixtures["alice"], "update-post", Post.objects.all())
 
@@ -216,13 +255,21 @@ class TestScope:
             gate.scope(fixtures["alice"], "delete-role", Role.objects.all())
 
     @pytest.mark.parametrize("who", ["alice", "bob", "carol"])
-    def test_assert_scope_matches_passes_for_the_demo_policy(self, demo_gate: Gate, fixtures: dict[str, Any], who: str) -> None:
+    def test_assert_scope_matches_passes_for_the_demo_policy(
+        self, demo_gate: Gate, fixtures: dict[str, Any], who: str
+    ) -> None:
         assert_scope_matches(demo_gate, fixtures[who], "delete-post", Post.objects.all())
 
-    def test_assert_scope_matches_on_an_explicit_subset(self, demo_gate: Gate, fixtures: dict[str, Any]) -> None:
-        assert_scope_matches(demo_gate, fixtures["bob"], "delete-post", Post.objects.all(), fixtures["posts"][1:])
+    def test_assert_scope_matches_on_an_explicit_subset(
+        self, demo_gate: Gate, fixtures: dict[str, Any]
+    ) -> None:
+        assert_scope_matches(
+            demo_gate, fixtures["bob"], "delete-post", Post.objects.all(), fixtures["posts"][1:]
+        )
 
-    def test_assert_scope_matches_raises_for_a_too_wide_scope(self, fixtures: dict[str, Any]) -> None:
+    def test_assert_scope_matches_raises_for_a_too_wide_scope(
+        self, fixtures: dict[str, Any]
+    ) -> None:
         class TooWide(PostPolicy):
             def scope_delete_post(self, user: Any, posts: Any) -> Any:
                 return posts  # forgets the author filter
@@ -234,7 +281,9 @@ class TestScope:
         # the editor really may delete everything: no mismatch there
         assert_scope_matches(gate, fixtures["carol"], "delete-post", Post.objects.all())
 
-    def test_assert_scope_matches_raises_for_a_too_narrow_scope(self, fixtures: dict[str, Any]) -> None:
+    def test_assert_scope_matches_raises_for_a_too_narrow_scope(
+        self, fixtures: dict[str, Any]
+    ) -> None:
         class TooNarrow(PostPolicy):
             def scope_delete_post(self, user: Any, posts: Any) -> Any:
                 return posts.filter(author_id=user.pk)  # forgets editors
@@ -247,7 +296,9 @@ class TestScope:
         expected = sorted(p.pk for p in fixtures["posts"])
         assert str(expected) in str(info.value)
 
-    def test_scope_agrees_with_allows_when_policy_before_denies(self, demo_gate: Gate, fixtures: dict[str, Any]) -> None:
+    def test_scope_agrees_with_allows_when_policy_before_denies(
+        self, demo_gate: Gate, fixtures: dict[str, Any]
+    ) -> None:
         # PostPolicy.before denies every ability to a deactivated account, so allows() is
         # False for each of alice's posts; the scope must then hold none of them.
         alice = fixtures["alice"]
@@ -256,4 +307,3 @@ class TestScope:
         assert not any(demo_gate.allows_sync(alice, "delete-post", p) for p in Post.objects.all())
         assert demo_gate.scope(alice, "delete-post", Post.objects.all()).count() == 0
         assert_scope_matches(demo_gate, alice, "delete-post", Post.objects.all())
-

@@ -24,7 +24,9 @@ def _role(name: str, *permissions: str) -> Role:
 def staffer(db: Any, password: str) -> User:
     """A user holding "writer" (posts.create, posts.update) and "reviewer" (posts.publish)."""
     user = User.objects.create_user("dave@example.com", password)
-    user.roles.add(_role("writer", "posts.create", "posts.update"), _role("reviewer", "posts.publish"))
+    user.roles.add(
+        _role("writer", "posts.create", "posts.update"), _role("reviewer", "posts.publish")
+    )
     _role("admin", "users.manage")  # exists, not held
     return User.objects.get(pk=user.pk)
 
@@ -75,7 +77,9 @@ class TestHasRolesSync:
 
 @pytest.mark.django_db(transaction=True)
 class TestHasRolesAsync:
-    async def test_async_twins_answer_without_synchronous_only_operation(self, staffer: User) -> None:
+    async def test_async_twins_answer_without_synchronous_only_operation(
+        self, staffer: User
+    ) -> None:
         fresh = await User.objects.aget(pk=staffer.pk)  # nothing loaded yet
         assert await fresh.ahas_role("writer") is True
         assert await fresh.ahas_role("admin") is False
@@ -90,7 +94,9 @@ class TestHasRolesAsync:
         # Each twin as the first call on an unloaded instance (no earlier call warms it).
         assert await (await User.objects.aget(pk=staffer.pk)).ahas_any_role("reviewer") is True
         assert await (await User.objects.aget(pk=staffer.pk)).ahas_all_roles("writer") is True
-        assert await (await User.objects.aget(pk=staffer.pk)).ahas_permission("posts.create") is True
+        assert (
+            await (await User.objects.aget(pk=staffer.pk)).ahas_permission("posts.create") is True
+        )
 
     async def test_async_role_added_after_load_is_seen(self, staffer: User) -> None:
         fresh = await User.objects.aget(pk=staffer.pk)
@@ -121,7 +127,9 @@ class TestGateRoleAndPermissionSync:
         assert role_gate.allows_sync(staffer, "publish") is True
         assert role_gate.allows_sync(staffer, "manage-users") is False
 
-    def test_role_and_permission_checks_ignore_extra_arguments(self, role_gate: Gate, staffer: User) -> None:
+    def test_role_and_permission_checks_ignore_extra_arguments(
+        self, role_gate: Gate, staffer: User
+    ) -> None:
         assert role_gate.allows_sync(staffer, "publish", object(), 3) is True
 
     def test_checks_deny_users_without_the_mixin(self, role_gate: Gate) -> None:
@@ -135,7 +143,9 @@ class TestGateRoleAndPermissionSync:
         with pytest.raises(ValueError):
             Gate.role()
 
-    def test_global_before_hook_applies_to_role_checks(self, role_gate: Gate, staffer: User) -> None:
+    def test_global_before_hook_applies_to_role_checks(
+        self, role_gate: Gate, staffer: User
+    ) -> None:
         role_gate.before(lambda user, ability, *args: False)
         assert role_gate.allows_sync(staffer, "review") is False
         assert staffer.has_role("reviewer") is True  # the raw data check bypasses hooks
@@ -148,12 +158,16 @@ class TestGateRoleAndPermissionAsync:
         assert await role_gate.allows(fresh, "review") is True
         assert await role_gate.allows(fresh, "manage") is False
 
-    async def test_permission_check_under_await_allows(self, role_gate: Gate, staffer: User) -> None:
+    async def test_permission_check_under_await_allows(
+        self, role_gate: Gate, staffer: User
+    ) -> None:
         fresh = await User.objects.aget(pk=staffer.pk)
         assert await role_gate.allows(fresh, "publish") is True
         assert await role_gate.allows(fresh, "manage-users") is False
 
-    async def test_role_and_permission_checks_have_an_async_path_that_caches(self, role_gate: Gate, staffer: User) -> None:
+    async def test_role_and_permission_checks_have_an_async_path_that_caches(
+        self, role_gate: Gate, staffer: User
+    ) -> None:
         # The role check has an async path (acall → ahas_any_role): it must not raise
         # SynchronousOnlyOperation, and the loaded roles are cached on the instance.
         fresh = await User.objects.aget(pk=staffer.pk)
@@ -161,7 +175,9 @@ class TestGateRoleAndPermissionAsync:
         assert await Gate.permission("posts.update").acall(fresh) is True  # type: ignore[attr-defined]
         assert fresh.role_names() == {"writer", "reviewer"}  # from the cache: no query, sync OK
 
-    async def test_demo_publish_post_ability_under_await_allows(self, staffer: User, user: Any) -> None:
+    async def test_demo_publish_post_ability_under_await_allows(
+        self, staffer: User, user: Any
+    ) -> None:
         from testproject.blog.policies import register
 
         gate = Gate()
@@ -182,7 +198,9 @@ class TestAssignmentAfterCreation:
         assert Role.objects.filter(name="editor").count() == 1
         assert User.objects.get(pk=user.pk).has_role("editor") is True
 
-    def test_assign_role_accepts_role_objects_and_reuses_existing_names(self, user: Any, editor_role: Role) -> None:
+    def test_assign_role_accepts_role_objects_and_reuses_existing_names(
+        self, user: Any, editor_role: Role
+    ) -> None:
         user.assign_role(editor_role, "editor", "writer")
         assert user.role_names() == {"editor", "writer"}
         assert Role.objects.filter(name="editor").count() == 1
@@ -221,14 +239,20 @@ class TestSchema:
     def test_table_names(self) -> None:
         assert Role._meta.db_table == "roles"
         assert Permission._meta.db_table == "permissions"
-        assert Role._meta.get_field("permissions").remote_field.through._meta.db_table == "role_permissions"
+        assert (
+            Role._meta.get_field("permissions").remote_field.through._meta.db_table
+            == "role_permissions"
+        )
         assert User._meta.get_field("roles").remote_field.through._meta.db_table == "user_roles"
 
     def test_through_table_columns(self) -> None:
         user_roles = User._meta.get_field("roles").remote_field.through
         assert {f.column for f in user_roles._meta.concrete_fields} >= {"user_id", "role_id"}
         role_permissions = Role._meta.get_field("permissions").remote_field.through
-        assert {f.column for f in role_permissions._meta.concrete_fields} >= {"role_id", "permission_id"}
+        assert {f.column for f in role_permissions._meta.concrete_fields} >= {
+            "role_id",
+            "permission_id",
+        }
         # one row per pair
         assert user_roles._meta.unique_together == (("user", "role"),)
         assert role_permissions._meta.unique_together == (("role", "permission"),)
@@ -266,7 +290,9 @@ class TestSchema:
             Permission(name="p" * 101).full_clean()
 
     @pytest.mark.django_db
-    def test_assigning_the_same_role_twice_keeps_one_row(self, user: Any, editor_role: Role) -> None:
+    def test_assigning_the_same_role_twice_keeps_one_row(
+        self, user: Any, editor_role: Role
+    ) -> None:
         user.roles.add(editor_role)
         user.roles.add(editor_role)
         user_roles = User._meta.get_field("roles").remote_field.through
@@ -286,7 +312,9 @@ def heavy_user(db: Any, password: str) -> User:
 @pytest.mark.django_db
 class TestQueryCount:
     @pytest.mark.parametrize("calls", [1, 100])
-    def test_has_permission_costs_two_queries_however_often_called(self, heavy_user: User, calls: int) -> None:
+    def test_has_permission_costs_two_queries_however_often_called(
+        self, heavy_user: User, calls: int
+    ) -> None:
         with CaptureQueriesContext(connection) as captured:
             for i in range(calls):
                 assert heavy_user.has_permission(f"perm-{i % 10}-{(i // 10) % 10}") is True
@@ -294,7 +322,9 @@ class TestQueryCount:
         assert len(captured) == 2, [q["sql"] for q in captured.captured_queries]
 
     @pytest.mark.parametrize("calls", [1, 100])
-    def test_has_role_checks_cost_two_queries_however_often_called(self, heavy_user: User, calls: int) -> None:
+    def test_has_role_checks_cost_two_queries_however_often_called(
+        self, heavy_user: User, calls: int
+    ) -> None:
         with CaptureQueriesContext(connection) as captured:
             for i in range(calls):
                 assert heavy_user.has_role(f"role-{i % 10}") is True
@@ -303,7 +333,9 @@ class TestQueryCount:
         assert len(captured) == 2, [q["sql"] for q in captured.captured_queries]
 
     @pytest.mark.parametrize("calls", [1, 100])
-    def test_gate_role_and_permission_checks_cost_two_queries(self, heavy_user: User, calls: int) -> None:
+    def test_gate_role_and_permission_checks_cost_two_queries(
+        self, heavy_user: User, calls: int
+    ) -> None:
         gate = Gate()
         gate.define("r", Gate.role("role-3"))
         gate.define("p", Gate.permission("perm-7-7"))

@@ -1,0 +1,246 @@
+"""Property test of the whole route: whatever arrives (random bytes, random JSON, GraphQL
+requests with random query text and variables, random content types, methods and URL
+query strings), the answer is never a 5xx and every body except the GraphiQL page is
+JSON (SPEC "GraphQL route" rules 1-2)."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+from django.test import Client
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
+
+from .conftest import Configure
+
+pytestmark = [pytest.mark.django_db]
+
+PATHS = ["/graphql", "/agraphql"]
+METHODS = ["POST"] * 6 + ["GET", "HEAD", "PUT", "PATCH", "DELETE", "OPTIONS"]
+CONTENT_TYPES = [
+    "application/json",
+    "application/json; charset=utf-8",
+    "application/json; charset=latin-1",
+    "application/json;charset",
+    'application/json; charset="utf-8"',
+    "application/graphql",
+    "application/graphql-response+json",
+    "text/plain",
+    "text/plain;charset=UTF-8",
+    "application/x-www-form-urlencoded",
+    "multipart/form-data",
+    "multipart/form-data; boundary=BoUnDaRy",
+    "",
+    "*/*",
+    ";;;",
+]
+ACCEPTS = [
+    "",
+    "*/*",
+    "application/json",
+    "text/html",
+    "application/graphql-response+json",
+    "image/png",
+]
+
+# Text with everything: control characters, astral characters and lone surrogates.
+any_text = st.text(alphabet=st.characters(codec=None, exclude_categories=()), max_size=40)
+
+GRAPHQL_WORDS = [
+    "{",
+    "}",
+    "(",
+    ")",
+    "[",
+    "]",
+    ":",
+    "$",
+    "!",
+    "=",
+    "@",
+    "...",
+    "|",
+    "&",
+    ",",
+    "query",
+    "mutation",
+    "subscription",
+    "fragment",
+    "on",
+    "F",
+    "Q",
+    "v",
+    "Int",
+    "String",
+    "hello",
+    "asyncHello",
+    "echo",
+    "number",
+    "boom",
+    "asyncBoom",
+    "visible",
+    "forbidden",
+    "unauthorized",
+    "node",
+    "child",
+    "id",
+    "ctx",
+    "asyncCtx",
+    "keys",
+    "anything",
+    "bump",
+    "ticks",
+    "strictBoom",
+    "__typename",
+    "__schema",
+    "__type",
+    "name",
+    "value",
+    "types",
+    "fields",
+    "ofType",
+    "kind",
+    "true",
+    "null",
+    "1",
+    "-0",
+    "1e400",
+    "3.5",
+    '"x"',
+    '"\\u00e9"',
+    '"\\ud800"',
+    '"""block"""',
+    "#c\n",
+    "@skip(if: true)",
+    "@include(if: $v)",
+    "$v",
+    "\n",
+    " ",
+]
+graphql_text = st.lists(st.sampled_from(GRAPHQL_WORDS), max_size=60).map(" ".join)
+query_text = st.one_of(graphql_text, any_text, st.just("{ hello }"), st.just("{ boom hello }"))
+
+json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=True, allow_infinity=True),
+    any_text,
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda children: st.one_of(
+        st.lists(children, max_size=4), st.dictionaries(any_text, children, max_size=4)
+    ),
+    max_leaves=12,
+)
+variables = st.one_of(
+    st.none(),
+    st.dictionaries(st.sampled_from(["v", "s", "n", "id", "x"]), json_values, max_size=3),
+    json_values,
+)
+graphql_requests = st.fixed_dictionaries(
+    {"query": st.one_of(query_text, json_values)},
+    optional={
+        "variables": variables,
+        "operationName": st.one_of(
+            st.none(), st.sampled_from(["Q", "F", "A"]), any_text, json_values
+        ),
+        "extensions": st.one_of(st.none(), json_values),
+    },
+)
+
+
+def encode(value: Any, ensure_ascii: bool) -> bytes:
+    text = json.dumps(value, ensure_ascii=ensure_ascii, allow_nan=True)
+    return text.encode("utf-8", "surrogatepass")
+
+
+bodies = st.one_of(
+    st.binary(max_size=200),
+    st.builds(encode, json_values, st.booleans()),
+    st.builds(encode, graphql_requests, st.booleans()),
+    st.builds(encode, graphql_requests, st.booleans()),
+    st.builds(encode, graphql_requests, st.just(True)),
+)
+url_queries = st.one_of(
+    st.just(""),
+    st.builds(
+        lambda q: "query=" + q,
+        st.sampled_from(["%7Bhello%7D", "mutation%7Bbump%7D", "%ff", "%", "{hello}"]),
+    ),
+    st.text(alphabet="abcdefghijklmnopqrstuvwxyz=&%{}+0123456789", max_size=30),
+)
+
+
+@pytest.mark.urls("tests.graphql.urls")
+@hsettings(
+    max_examples=1500,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    derandomize=False,
+)
+@given(
+    method=st.sampled_from(METHODS),
+    path=st.sampled_from(PATHS),
+    url_query=url_queries,
+    body=bodies,
+    content_type=st.one_of(
+        st.sampled_from(CONTENT_TYPES),
+        st.text(alphabet="abcdefghijklmnopqrstuvwxyz/+;=- ", max_size=30),
+    ),
+    accept=st.sampled_from(ACCEPTS),
+    graphiql=st.booleans(),
+)
+def test_no_request_gets_a_5xx_and_every_non_graphiql_body_is_json(
+    configure: Configure,
+    method: str,
+    path: str,
+    url_query: str,
+    body: bytes,
+    content_type: str,
+    accept: str,
+    graphiql: bool,
+) -> None:
+    configure(GRAPHIQL=graphiql)
+    client = Client()
+    extra = {"HTTP_ACCEPT": accept} if accept else {}
+    url = f"{path}?{url_query}" if url_query else path
+    response = client.generic(method, url, data=body, content_type=content_type, **extra)
+    assert response.status_code < 500, (response.status_code, method, content_type, body[:200])
+    if response["Content-Type"].startswith("text/html"):
+        # Only the GraphiQL page is HTML, and only for a GET/HEAD with the UI on.
+        assert graphiql and method in ("GET", "HEAD"), (method, response.status_code)
+        assert response.status_code == 200
+        return
+    if method == "HEAD" and not response.content:
+        return  # a HEAD answer carries no body
+    parsed = json.loads(response.content)
+    assert isinstance(parsed, dict)
+    if response.status_code == 200:
+        assert method == "POST"
+        assert "data" in parsed
+        assert set(parsed) <= {"data", "errors"}
+        if "errors" in parsed:
+            assert parsed["errors"] and all(isinstance(e["message"], str) for e in parsed["errors"])
+    else:
+        assert response.status_code in (400, 405, 415), response.status_code
+        assert parsed["errors"]
+
+
+def test_fuzz_budget_is_respected() -> None:
+    """Guard: a single request of the fuzz's biggest shape stays fast, so 1500 of them
+    fit in about a minute."""
+    client = Client()
+    started = time.monotonic()
+    for _ in range(20):
+        client.post(
+            "/graphql",
+            data=json.dumps({"query": "{ hello boom node { child { id } } }"}),
+            content_type="application/json",
+        )
+    assert (time.monotonic() - started) / 20 < 0.04
