@@ -18,8 +18,8 @@ Contenders (all the same schema, see bench_schemas.py, and the same request):
 * floor             a trivial JSON view: json.loads the body, graphql-core ``execute`` of
                     a document parsed and validated once at import, json.dumps the result
 
-Request: POST /graphql (each contender has its own one-pattern URLconf), Content-Type and Accept application/json, body
-{"query": "query Q($n: String) { hello(name: $n) node { id child { id child { id } } } }",
+Request: POST /graphql (each contender has its own one-pattern URLconf), Content-Type
+and Accept application/json, body {"query": "query Q($n: String) { hello(name: $n) node { id child { id child { id } } } }",
  "variables": {"n": "bench"}}. Every contender's response JSON is checked to be identical.
 
 Django set-up, the same for every contender: DEBUG=False, MIDDLEWARE=[] (``--middleware
@@ -31,9 +31,10 @@ Timing: contenders run in interleaved rounds (order rotated and reversed round b
 each round times one batch per contender, sized so a batch takes about --batch-seconds.
 Every batch runs inside ``override_settings`` (that contender's ROOT_URLCONF; for
 ours-nocache also APPFRAMEWORK, which rebuilds the document cache) and is preceded by a
-few untimed requests that bring it back to its steady state. Times are this process's CPU time by default (``--clock wall`` for
-perf_counter): on a shared 2-core VM wall time mostly measures the neighbours. us =
-median over rounds of the batch mean; a ratio = median over rounds of the per-round ratio.
+few untimed requests that bring it back to its steady state. Times are this process's
+CPU time by default (``--clock wall`` for perf_counter): on a shared 2-core VM wall time
+mostly measures the neighbours. us = median over rounds of the batch mean; a ratio =
+median over rounds of the per-round ratio.
 
 ``--profile CONTENDER`` runs that contender under cProfile instead and prints where the
 time goes, grouped by package and by function.
@@ -42,6 +43,7 @@ time goes, grouped by package and by function.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import io
 import json
@@ -104,10 +106,9 @@ NOCACHE_SETTINGS = {"GRAPHQL": {"SCHEMA": "bench_schemas.CORE_SCHEMA", "DOCUMENT
 
 
 def make_floor_view() -> Any:
+    from bench_schemas import CORE_SCHEMA
     from django.http import HttpResponse
     from graphql import execute, parse, validate
-
-    from bench_schemas import CORE_SCHEMA
 
     document = parse(QUERY)
     assert not validate(CORE_SCHEMA, document)
@@ -124,17 +125,14 @@ def make_floor_view() -> Any:
         out: dict[str, Any] = {"data": result.data}
         if result.errors:
             out["errors"] = [e.formatted for e in result.errors]
-        return HttpResponse(
-            json.dumps(out, separators=(",", ":")), content_type="application/json"
-        )
+        return HttpResponse(json.dumps(out, separators=(",", ":")), content_type="application/json")
 
     return floor_view
 
 
 def make_views(contenders: list[str]) -> dict[str, Any]:
-    from django.views.decorators.csrf import csrf_exempt
-
     import bench_schemas
+    from django.views.decorators.csrf import csrf_exempt
 
     views: dict[str, Any] = {}
     schemas: dict[str, Any] = {"core": bench_schemas.CORE_SCHEMA}
@@ -242,7 +240,8 @@ def run_batch(handler: Any, environ: dict[str, Any], n: int, clock: Any) -> floa
 
 
 class Contender:
-    """One endpoint; ``ours-nocache`` is ours under override_settings for its batches."""
+    """One endpoint; its requests run under its own ROOT_URLCONF (and, for
+    ``ours-nocache``, DOCUMENT_CACHE_SIZE 0) via override_settings."""
 
     def __init__(self, name: str, handler: Any) -> None:
         self.name = name
@@ -270,8 +269,10 @@ class Contender:
             if self.name.startswith("ours"):
                 from appframework_graphql.execution import document_cache
 
-                want = 0 if self.name == "ours-nocache" else 256
-                assert document_cache().maxsize == want, (self.name, document_cache().maxsize)
+                call(self.handler, self.environ)
+                cache = document_cache()
+                want = (0, 0) if self.name == "ours-nocache" else (256, 1)
+                assert (cache.maxsize, cache.hits) == want, (self.name, cache.maxsize, cache.hits)
         assert status.startswith("200"), (self.name, status, body)
         assert json.loads(body) == EXPECTED, (self.name, body)
 
@@ -300,11 +301,16 @@ def versions() -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
     out = {"python": sys.version.split()[0]}
-    for dist in ("Django", "graphql-core", "graphene", "graphene-django", "strawberry-graphql", "appframework"):
-        try:
+    for dist in (
+        "Django",
+        "graphql-core",
+        "graphene",
+        "graphene-django",
+        "strawberry-graphql",
+        "appframework",
+    ):
+        with contextlib.suppress(PackageNotFoundError):
             out[dist] = version(dist)
-        except PackageNotFoundError:
-            pass
     return out
 
 
@@ -326,8 +332,17 @@ def profile(args: argparse.Namespace, contenders: list[Contender]) -> None:
     def group(filename: str) -> str:
         if filename.startswith(str(HERE)):
             return "benchmark harness"
-        for key in ("appframework_graphql", "appframework", "graphene_django", "graphene",
-                    "strawberry", "graphql", "django", "asgiref", "json"):
+        for key in (
+            "appframework_graphql",
+            "appframework",
+            "graphene_django",
+            "graphene",
+            "strawberry",
+            "graphql",
+            "django",
+            "asgiref",
+            "json",
+        ):
             if f"/{key}/" in filename:
                 return key
         if filename == "~":
@@ -338,13 +353,15 @@ def profile(args: argparse.Namespace, contenders: list[Contender]) -> None:
     for (filename, _line, _func), (_cc, _nc, tt, _ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
         g = group(filename)
         by_group[g] = by_group.get(g, 0.0) + tt
-    print(f"\ncProfile of {c.name}: {n} requests, {total / n * 1e6:.1f} us/request under the profiler")
+    print(
+        f"\ncProfile of {c.name}: {n} requests, {total / n * 1e6:.1f} us/request under the profiler"
+    )
     print("self time by package (us/request, share):")
     for g, tt in sorted(by_group.items(), key=lambda kv: -kv[1]):
         print(f"  {g:<22}{tt / n * 1e6:>9.1f}  {tt / total:>6.1%}")
 
     rows = []
-    for (filename, line, func), (cc, nc, tt, ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
+    for (filename, line, func), (_cc, nc, tt, ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
         rows.append((ct, tt, nc, f"{group(filename)}:{Path(filename).name}:{line}({func})"))
     print("\ntop functions by cumulative time (us/request cum, self, calls/request):")
     for ct, tt, nc, label in sorted(rows, reverse=True)[: args.profile_top]:
@@ -384,7 +401,9 @@ def run(args: argparse.Namespace) -> int:
     med = {c.name: statistics.median(c.samples) * 1e6 for c in contenders}
     for c in contenders:
         lo, hi = min(c.samples) * 1e6, max(c.samples) * 1e6
-        print(f"  {c.name:<18}{med[c.name]:>9.1f} us/request  (min {lo:.1f}, max {hi:.1f}, n={c.n}/batch)")
+        print(
+            f"  {c.name:<18}{med[c.name]:>9.1f} us/request  (min {lo:.1f}, max {hi:.1f}, n={c.n}/batch)"
+        )
     if args.json:
         out = {
             "venv": args.venv,
@@ -408,7 +427,11 @@ def report(paths: list[str]) -> int:
         print(
             f"[{venv}] Django {v.get('Django')}, graphql-core {v.get('graphql-core')}"
             + (f", graphene-django {v['graphene-django']}" if "graphene-django" in v else "")
-            + (f", strawberry-graphql {v['strawberry-graphql']}" if "strawberry-graphql" in v else "")
+            + (
+                f", strawberry-graphql {v['strawberry-graphql']}"
+                if "strawberry-graphql" in v
+                else ""
+            )
             + f"; MIDDLEWARE={'[CommonMiddleware]' if data['middleware'] == 'common' else '[]'}"
             + f", {data['clock']} clock"
         )
@@ -450,10 +473,13 @@ def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "report":
         return report(sys.argv[2:])
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--contenders", default="ours,ours-nocache,floor",
-                        help=f"comma-separated, from: {', '.join(ALL_CONTENDERS)}")
-    parser.add_argument("--rounds", type=int, default=9)
-    parser.add_argument("--batch-seconds", type=float, default=0.4)
+    parser.add_argument(
+        "--contenders",
+        default="ours,ours-nocache,floor",
+        help=f"comma-separated, from: {', '.join(ALL_CONTENDERS)}",
+    )
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--batch-seconds", type=float, default=0.3)
     parser.add_argument("--warmup", type=int, default=100, help="requests per calibration pass")
     parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu")
     parser.add_argument("--middleware", choices=("none", "common"), default="none")

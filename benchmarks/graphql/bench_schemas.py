@@ -129,5 +129,7 @@ def check_equivalent(schemas: dict[str, Any]) -> str:
     reference = sorted_sdl(build_schema(SDL))
     for name, schema in schemas.items():
         printed = sorted_sdl(schema)
-        assert printed == reference, f"{name} schema differs from the SDL:\n{printed}\n---\n{reference}"
+        assert printed == reference, (
+            f"{name} schema differs from the SDL:\n{printed}\n---\n{reference}"
+        )
     return reference

@@ -4,12 +4,12 @@ Module level and without ``from __future__ import annotations``, so strawberry c
 the types (it looks annotations up in the module's globals).
 """
 
+# ruff: noqa: UP045 - Optional["Node"]: strawberry resolves the forward reference by name.
 from typing import Any, Optional
 
 import strawberry
-from strawberry.schema.config import StrawberryConfig
-
 from bench_schemas import child_of, hello, root_node
+from strawberry.schema.config import StrawberryConfig
 
 
 @strawberry.type(name="Node")
