@@ -75,9 +75,9 @@ class DocumentCache:
 
     def __init__(self, maxsize: int) -> None:
         self.maxsize = maxsize
-        self._entries: OrderedDict[tuple[int, str, int | None, int | None], Prepared] = (
-            OrderedDict()
-        )
+        self._entries: OrderedDict[
+            tuple[GraphQLSchema, str, int | None, int | None], Prepared
+        ] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
@@ -87,9 +87,9 @@ class DocumentCache:
     ) -> Prepared:
         if self.maxsize <= 0:
             return prepare(schema, query, max_depth=max_depth, max_tokens=max_tokens)
-        # id(schema): schemas live for the process; the schema object is held by the
-        # setting, so the id is not reused while entries for it exist.
-        key = (id(schema), query, max_depth, max_tokens)
+        # The schema object itself (hashed by identity), not id(schema): the key keeps it
+        # alive, so a collected schema's id can never be reused for a stale entry.
+        key = (schema, query, max_depth, max_tokens)
         with self._lock:
             found = self._entries.get(key)
             if found is not None:
@@ -99,10 +99,12 @@ class DocumentCache:
         prepared = prepare(schema, query, max_depth=max_depth, max_tokens=max_tokens)
         with self._lock:
             self.misses += 1
+            if key not in self._entries:
+                # Evict first, so the size never exceeds maxsize, even momentarily.
+                while len(self._entries) >= self.maxsize:
+                    self._entries.popitem(last=False)
             self._entries[key] = prepared
             self._entries.move_to_end(key)
-            while len(self._entries) > self.maxsize:
-                self._entries.popitem(last=False)
         return prepared
 
     def clear(self) -> None:
@@ -111,4 +113,5 @@ class DocumentCache:
             self.hits = self.misses = 0
 
     def __len__(self) -> int:
-        return len(self._entries)
+        with self._lock:
+            return len(self._entries)

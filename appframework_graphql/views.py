@@ -47,13 +47,18 @@ def _json_response(
     body: Any, status: int = 200, headers: dict[str, str] | None = None
 ) -> HttpResponse:
     try:
-        content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        try:
+            content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+            encoded = content.encode("utf-8")
+        except UnicodeEncodeError:
+            # A lone surrogate ("\ud800" is valid JSON text) cannot be UTF-8: escape it.
+            encoded = json.dumps(body, separators=(",", ":"), allow_nan=False).encode("ascii")
     except (TypeError, ValueError) as exc:
         # A resolver produced something JSON cannot carry: report it, never a 500.
         from .execution import _internal_error
 
-        content = json.dumps(_internal_error(exc))
-    response = HttpResponse(content.encode("utf-8"), status=status, content_type=JSON)
+        encoded = json.dumps(_internal_error(exc)).encode("ascii")
+    response = HttpResponse(encoded, status=status, content_type=JSON)
     for name, value in (headers or {}).items():
         response[name] = value
     return response

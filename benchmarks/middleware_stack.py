@@ -58,11 +58,10 @@ if str(ROOT) not in sys.path:
 import django  # noqa: E402
 from django.conf import settings  # noqa: E402
 
-from appframework.env import apply_environment  # noqa: E402
-
 # The suite's stack, apps and auth backends are read from testproject/settings.py (a plain
 # module import: it does not configure Django), so the benchmark follows the project.
 import testproject.settings as project_settings  # noqa: E402
+from appframework.env import apply_environment  # noqa: E402
 
 SUITE_MIDDLEWARE = list(project_settings.MIDDLEWARE)
 
@@ -186,7 +185,7 @@ def base_environ(path: str, cookies: dict[str, str] | None = None) -> dict[str, 
 
 
 class _StartResponse:
-    __slots__ = ("status", "headers")
+    __slots__ = ("headers", "status")
 
     def __init__(self) -> None:
         self.status = ""
@@ -219,7 +218,9 @@ def set_cookies(headers: list[tuple[str, str]]) -> dict[str, str]:
     return jar
 
 
-def run_batch(handler: Any, environ: dict[str, Any], n: int, clock: Any = time.perf_counter) -> float:
+def run_batch(
+    handler: Any, environ: dict[str, Any], n: int, clock: Any = time.perf_counter
+) -> float:
     """Mean seconds per request over ``n`` requests."""
     BytesIO = io.BytesIO
     sr = _StartResponse()
@@ -241,7 +242,11 @@ def build_handlers() -> dict[str, Any]:
     from django.test.utils import override_settings
 
     handlers = {}
-    for name, middleware in (("suite", SUITE_MIDDLEWARE), ("django", DJANGO_MIDDLEWARE), ("bare", [])):
+    for name, middleware in (
+        ("suite", SUITE_MIDDLEWARE),
+        ("django", DJANGO_MIDDLEWARE),
+        ("bare", []),
+    ):
         with override_settings(MIDDLEWARE=middleware):
             handlers[name] = WSGIHandler()
     return handlers
@@ -353,7 +358,9 @@ def main() -> int:
     for key, label in labels.items():
         environs = scenarios[key]
         for stack in stacks:
-            per_request = run_batch(handlers[stack], environs[stack], args.warmup, time.perf_counter)
+            per_request = run_batch(
+                handlers[stack], environs[stack], args.warmup, time.perf_counter
+            )
             if stack == "django":
                 n = args.requests or max(100, round(args.batch_seconds / per_request))
         samples: dict[str, list[float]] = {s: [] for s in stacks}
@@ -363,7 +370,9 @@ def main() -> int:
             for stack in order:
                 samples[stack].append(run_batch(handlers[stack], environs[stack], n, clock))
         med = {s: statistics.median(v) * 1e6 for s, v in samples.items()}
-        ratio = statistics.median(a / b for a, b in zip(samples["suite"], samples["django"], strict=True))
+        ratio = statistics.median(
+            a / b for a, b in zip(samples["suite"], samples["django"], strict=True)
+        )
         worst = max(worst, ratio)
         line = f"{label:<44}{n:>6}{med['suite']:>10.1f}{med['django']:>11.1f}{ratio:>8.3f}"
         if not args.no_bare:

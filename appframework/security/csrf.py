@@ -16,10 +16,14 @@ Django looks, ``request.META["CSRF_COOKIE"]``); Django's masked form field
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import hmac
 import secrets
-from io import BytesIO
 import string
+import time
 from collections.abc import Awaitable, Callable
+from io import BytesIO
 from typing import Any
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
@@ -29,7 +33,8 @@ from django.contrib.auth import SESSION_KEY
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.urls import get_callable
 from django.utils.cache import patch_vary_headers
-from django.utils.crypto import constant_time_compare, salted_hmac
+from django.utils.crypto import constant_time_compare
+from django.utils.http import http_date
 
 from ..conf import AUTO, app_settings, derived_setting
 from ..http import problem_response, wants_json
@@ -53,14 +58,23 @@ REASON_FOREIGN = "CSRF token was not issued for this session."
 
 
 # -- tokens ----------------------------------------------------------------------------
+# 62 symbols from a byte: a slight bias, 16 symbols still carry over 95 bits.
+_ALNUM_TABLE = bytes(ord(_CHARS[b % 62]) for b in range(256))
+
+
 def _alnum(raw: bytes) -> str:
-    # 62 symbols from a byte: a slight bias, 16 symbols still carry over 95 bits.
-    return "".join(_CHARS[b % 62] for b in raw)
+    return raw.translate(_ALNUM_TABLE).decode("ascii")
+
+
+@functools.lru_cache(maxsize=16)
+def _key(secret: str) -> bytes:
+    # Derived once per secret (as salted_hmac would on every call): a per-purpose key.
+    return hashlib.sha256(f"{_SALT}{secret}".encode()).digest()
 
 
 def _mac(nonce: str, binding: str, secret: str | None = None) -> str:
-    digest = salted_hmac(_SALT, f"{nonce}|{binding}", secret=secret, algorithm="sha256").digest()
-    return _alnum(digest[:_HALF])
+    key = _key(settings.SECRET_KEY if secret is None else secret)
+    return _alnum(hmac.digest(key, f"{nonce}|{binding}".encode(), "sha256")[:_HALF])
 
 
 def mint_token(binding: str) -> str:
@@ -117,6 +131,15 @@ def csrf_token(request: HttpRequest) -> str | None:
         return None
     token = request.META.get("CSRF_COOKIE")
     return token if isinstance(token, str) else None
+
+
+@functools.lru_cache(maxsize=4)
+def _expires_at(second: int, max_age: int) -> str:
+    return http_date(second + max_age)
+
+
+def _expires(max_age: int) -> str:
+    return _expires_at(int(time.time()), int(max_age))
 
 
 # -- configuration, resolved once per settings change ------------------------------------------
@@ -179,35 +202,41 @@ class CsrfMiddleware:
         incoming = request.COOKIES.get(app_settings.CSRF.COOKIE_NAME)
         binding = session_binding(request)
         valid = incoming is not None and token_is_valid(incoming, binding)
-        request.META["CSRF_COOKIE"] = incoming if valid else mint_token(binding)
-        setattr(request, _STATE_ATTR, (incoming, binding))
+        token = incoming if valid else mint_token(binding)
+        request.META["CSRF_COOKIE"] = token
+        setattr(request, _STATE_ATTR, (incoming, binding, token))
         return True
 
     # response phase: if the session changed (login/logout) or the client has no valid
     # token, send one that is valid for the session as it is now.
     def _after(self, request: HttpRequest, response: HttpResponse) -> None:
-        incoming, binding_before = getattr(request, _STATE_ATTR)
+        incoming, binding_before, token_before = getattr(request, _STATE_ATTR)
         binding = session_binding(request)
         token = request.META.get("CSRF_COOKIE")
-        if (
-            binding != binding_before
-            or not isinstance(token, str)
-            or not token_is_valid(token, binding)
+        # Same session and the very token _before validated or minted: no re-check.
+        # Login changes the binding, and Django's rotate_token() puts a new object there.
+        if (binding != binding_before or token is not token_before) and (
+            not isinstance(token, str) or not token_is_valid(token, binding)
         ):
             token = mint_token(binding)
             request.META["CSRF_COOKIE"] = token
         if token == incoming:
             return
+        name = app_settings.CSRF.COOKIE_NAME
+        max_age = settings.CSRF_COOKIE_AGE
         response.set_cookie(
-            app_settings.CSRF.COOKIE_NAME,
+            name,
             token,
-            max_age=settings.CSRF_COOKIE_AGE,
+            # A pre-formatted Expires (cached per second) spares http_date() per response.
+            expires=_expires(max_age) if max_age is not None else None,
             domain=settings.CSRF_COOKIE_DOMAIN,
             path=settings.CSRF_COOKIE_PATH,
             secure=settings.CSRF_COOKIE_SECURE,
             httponly=False,  # rule 1: the page's script reads it to echo it back
             samesite=settings.CSRF_COOKIE_SAMESITE,
         )
+        if max_age is not None:
+            response.cookies[name]["max-age"] = int(max_age)
         patch_vary_headers(response, ("Cookie",))
 
     # view phase: the check itself (here, like Django's, so @csrf_exempt is honoured).

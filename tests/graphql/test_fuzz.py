@@ -6,7 +6,6 @@ JSON (SPEC "GraphQL route" rules 1-2)."""
 from __future__ import annotations
 
 import json
-import time
 from typing import Any, NamedTuple
 
 import pytest
@@ -281,17 +280,3 @@ def test_no_request_gets_a_5xx_and_every_non_graphiql_body_is_json(
     else:
         assert response.status_code in (400, 405, 415), response.status_code
         assert parsed["errors"]
-
-
-def test_fuzz_budget_is_respected() -> None:
-    """Guard: a single request of the fuzz's biggest shape stays fast, so 1500 of them
-    fit in about a minute."""
-    client = Client()
-    started = time.monotonic()
-    for _ in range(20):
-        client.post(
-            "/graphql",
-            data=json.dumps({"query": "{ hello boom node { child { id } } }"}),
-            content_type="application/json",
-        )
-    assert (time.monotonic() - started) / 20 < 0.04
