@@ -184,19 +184,12 @@ def derived_setting(func: F) -> F:
     return cached  # type: ignore[return-value]
 
 
-# Django settings the suite reads through ``app_settings`` or caches elsewhere.
-_WATCHED = frozenset({"APPFRAMEWORK", "AUTH_USER_MODEL", "SECRET_KEY"})
-# Django settings that derived values (``derived_setting``) read.
-_DERIVED_FROM = frozenset(
-    {"INSTALLED_APPS", "MIDDLEWARE", "SESSION_COOKIE_NAME", "CSRF_FAILURE_VIEW", "DEBUG"}
-)
-
-
 def _reload(*, setting: str, **kwargs: Any) -> None:
-    if setting in _WATCHED or setting in _DERIVED_FROM:
-        app_settings.reload()
-        for cache in _DERIVED_CACHES:
-            cache.cache_clear()  # type: ignore[attr-defined]
+    # setting_changed only fires under override_settings (tests), so dropping every
+    # cache on any change is cheap and never misses a dependency.
+    app_settings.reload()
+    for cache in _DERIVED_CACHES:
+        cache.cache_clear()  # type: ignore[attr-defined]
 
 
 setting_changed.connect(_reload, dispatch_uid="appframework.conf.reload")

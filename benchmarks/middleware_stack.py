@@ -328,8 +328,22 @@ def main() -> int:
         default="cpu",
         help="cpu = this process's CPU time (default; robust to other load), wall = perf_counter",
     )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count instructions per request under valgrind (callgrind): repeatable on a busy machine",
+    )
+    parser.add_argument(
+        "--_count", nargs=3, metavar=("STACK", "SCENARIO", "N"), help=argparse.SUPPRESS
+    )
     args = parser.parse_args()
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
+    if args.instructions:
+        return instructions_report()
+    if args._count:
+        stack, scenario, n = args._count
+        _count_child(stack, scenario, int(n))
+        return 0
 
     configure()
     urlpatterns[:] = _urlpatterns()
@@ -384,6 +398,52 @@ def main() -> int:
         print(line, flush=True)
     verdict = "PASS" if worst <= TARGET else "MISS"
     print(f"worst suite/django ratio {worst:.3f} (target <= {TARGET}): {verdict}")
+    return 0
+
+
+# -- instruction counts (callgrind) ---------------------------------------------------------
+def _count_child(stack: str, scenario: str, n: int) -> None:
+    """Run inside valgrind: set up, then serve ``n`` requests between the toggles."""
+    configure()
+    urlpatterns[:] = _urlpatterns()
+    prepare_db()
+    handlers = build_handlers()
+    environ = scenario_environs(handlers)[scenario][stack]
+    run_batch(handlers[stack], environ, 50)  # warm caches (imports, URL resolver, ...)
+    run_batch(handlers[stack], environ, n)
+
+
+def _instructions(stack: str, scenario: str, n: int) -> int:
+    import re
+    import subprocess
+
+    cmd = [
+        "valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+        sys.executable, __file__, "--_count", stack, scenario, str(n),
+    ]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    match = re.search(r"Collected : (\d+)", done.stderr)
+    assert match, done.stderr[-2000:]
+    return int(match.group(1))
+
+
+def instructions_report() -> int:
+    """Instructions per request = difference of two runs (N=300 and N=100) / 200, so
+    set-up cost cancels out. Takes several minutes (everything runs under valgrind)."""
+    print("instructions per request (callgrind), suite vs django; target ratio <= 1.15")
+    worst = 0.0
+    for scenario in ("a", "b", "c"):
+        per: dict[str, float] = {}
+        for stack in ("suite", "django"):
+            high, low = _instructions(stack, scenario, 300), _instructions(stack, scenario, 100)
+            per[stack] = (high - low) / 200
+        ratio = per["suite"] / per["django"]
+        worst = max(worst, ratio)
+        print(
+            f"  {scenario}) suite {per['suite']:>10.0f}  django {per['django']:>10.0f}  ratio {ratio:.3f}",
+            flush=True,
+        )
+    print(f"worst ratio {worst:.3f}: {'PASS' if worst <= TARGET else 'MISS'}")
     return 0
 
 

@@ -33,7 +33,7 @@ class AuthServiceProvider(AppConfig):
 
 
 def _rotate_csrf_nonce(sender: object, request: object, user: object, **kwargs: object) -> None:
-    from ..security.csrf import rotate_nonce
+    from ..security.tokens import rotate_nonce
 
     if request is not None:
         rotate_nonce(request)  # type: ignore[arg-type]

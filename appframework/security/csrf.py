@@ -5,9 +5,9 @@ and DELETE must echo it in ``X-CSRF-Token`` or the form field ``_token``. Exempt
 methods, requests with an ``Authorization`` header, requests without the session cookie
 when ``protect_if_cookie_present`` is set, and requests the ``exempt`` predicate accepts.
 
-Beyond plain equality the token is *signed double-submit* (OWASP): its second half is an
-HMAC of its first half and the session (user id + a per-login nonce), so a cookie planted
-from a sibling subdomain together with a matching header is still refused.
+Beyond plain equality the token is *signed double-submit* (OWASP, see ``tokens``): its
+second half is a MAC of its first half and the session (user id + a per-login nonce),
+so a cookie planted from a sibling subdomain with a matching header is still refused.
 
 Django's ``get_token``/``{% csrf_token %}`` hand out this same token (we put it where
 Django looks, ``request.META["CSRF_COOKIE"]``); Django's masked form field
@@ -16,12 +16,6 @@ Django looks, ``request.META["CSRF_COOKIE"]``); Django's masked form field
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import hmac
-import secrets
-import string
-import time
 from collections.abc import Awaitable, Callable
 from io import BytesIO
 from typing import Any
@@ -29,26 +23,34 @@ from typing import Any
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.apps import apps
 from django.conf import settings
-from django.contrib.auth import SESSION_KEY
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.urls import get_callable
-from django.utils.cache import patch_vary_headers
 from django.utils.crypto import constant_time_compare
-from django.utils.http import http_date
 
 from ..conf import AUTO, app_settings, derived_setting
 from ..http import problem_response, wants_json
+from .cookie import set_csrf_cookie
+from .tokens import (
+    NONCE_SESSION_KEY,
+    TOKEN_LENGTH,
+    mint_token,
+    rotate_nonce,
+    session_binding,
+    token_is_valid,
+    unmask,
+)
 
-__all__ = ["CsrfMiddleware", "csrf_token"]
+__all__ = [
+    "NONCE_SESSION_KEY",
+    "CsrfMiddleware",
+    "csrf_token",
+    "mint_token",
+    "rotate_nonce",
+    "session_binding",
+    "token_is_valid",
+]
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
-_CHARS = string.ascii_letters + string.digits  # Django's CSRF_ALLOWED_CHARS
-_CHARSET = frozenset(_CHARS)
-_HALF = 16
-TOKEN_LENGTH = 2 * _HALF  # Django's CSRF_SECRET_LENGTH, so get_token can mask it
-_SALT = "appframework.csrf"
-#: Session key of the per-login nonce the token is bound to (set on user_logged_in).
-NONCE_SESSION_KEY = "_appframework_csrf_nonce"
 _STATE_ATTR = "_appframework_csrf"
 
 REASON_NO_COOKIE = "CSRF cookie not set."
@@ -57,89 +59,12 @@ REASON_MISMATCH = "CSRF token does not match the CSRF cookie."
 REASON_FOREIGN = "CSRF token was not issued for this session."
 
 
-# -- tokens ----------------------------------------------------------------------------
-# 62 symbols from a byte: a slight bias, 16 symbols still carry over 95 bits.
-_ALNUM_TABLE = bytes(ord(_CHARS[b % 62]) for b in range(256))
-
-
-def _alnum(raw: bytes) -> str:
-    return raw.translate(_ALNUM_TABLE).decode("ascii")
-
-
-@functools.lru_cache(maxsize=16)
-def _key(secret: str) -> bytes:
-    # Derived once per secret (as salted_hmac would on every call): a per-purpose key.
-    return hashlib.sha256(f"{_SALT}{secret}".encode()).digest()
-
-
-def _mac(nonce: str, binding: str, secret: str | None = None) -> str:
-    key = _key(settings.SECRET_KEY if secret is None else secret)
-    return _alnum(hmac.digest(key, f"{nonce}|{binding}".encode(), "sha256")[:_HALF])
-
-
-def mint_token(binding: str) -> str:
-    nonce = _alnum(secrets.token_bytes(_HALF))
-    return nonce + _mac(nonce, binding)
-
-
-def token_is_valid(token: object, binding: str) -> bool:
-    if not isinstance(token, str) or len(token) != TOKEN_LENGTH or not _CHARSET.issuperset(token):
-        return False
-    nonce, mac = token[:_HALF], token[_HALF:]
-    if constant_time_compare(mac, _mac(nonce, binding)):
-        return True
-    # Tokens minted under a rotated-out key stay good while it is a fallback.
-    return any(
-        constant_time_compare(mac, _mac(nonce, binding, secret))
-        for secret in getattr(settings, "SECRET_KEY_FALLBACKS", ())
-    )
-
-
-def _unmask(masked: str) -> str | None:
-    """Undo Django's ``_mask_cipher_secret`` (64 chars from ``{% csrf_token %}``)."""
-    if len(masked) != 2 * TOKEN_LENGTH or not _CHARSET.issuperset(masked):
-        return None
-    mask, cipher = masked[:TOKEN_LENGTH], masked[TOKEN_LENGTH:]
-    return "".join(
-        _CHARS[(_CHARS.index(c) - _CHARS.index(m)) % 62] for c, m in zip(cipher, mask, strict=True)
-    )
-
-
-def session_binding(request: HttpRequest) -> str:
-    """What a token is bound to: the logged-in user id and the per-login nonce."""
-    session = getattr(request, "session", None)
-    if session is None:
-        return ""
-    if not session.accessed and settings.SESSION_COOKIE_NAME not in request.COOKIES:
-        return ""  # no session at all: skip decoding nothing
-    uid = session.get(SESSION_KEY)
-    if not uid:
-        return ""
-    return f"{uid}:{session.get(NONCE_SESSION_KEY, '')}"
-
-
-def rotate_nonce(request: HttpRequest) -> None:
-    """Give the session a new nonce (on login), so tokens issued before it stop working."""
-    session = getattr(request, "session", None)
-    if session is not None:
-        session[NONCE_SESSION_KEY] = secrets.token_urlsafe(16)
-
-
 def csrf_token(request: HttpRequest) -> str | None:
     """The current CSRF token for ``request``, or None when the middleware is not active."""
     if not hasattr(request, _STATE_ATTR):
         return None
     token = request.META.get("CSRF_COOKIE")
     return token if isinstance(token, str) else None
-
-
-@functools.lru_cache(maxsize=4)
-def _expires_at(second: int, max_age: int) -> str:
-    return http_date(second + max_age)
-
-
-def _expires(max_age: int) -> str:
-    return _expires_at(int(time.time()), int(max_age))
 
 
 # -- configuration, resolved once per settings change ------------------------------------------
@@ -222,22 +147,7 @@ class CsrfMiddleware:
             request.META["CSRF_COOKIE"] = token
         if token == incoming:
             return
-        name = app_settings.CSRF.COOKIE_NAME
-        max_age = settings.CSRF_COOKIE_AGE
-        response.set_cookie(
-            name,
-            token,
-            # A pre-formatted Expires (cached per second) spares http_date() per response.
-            expires=_expires(max_age) if max_age is not None else None,
-            domain=settings.CSRF_COOKIE_DOMAIN,
-            path=settings.CSRF_COOKIE_PATH,
-            secure=settings.CSRF_COOKIE_SECURE,
-            httponly=False,  # rule 1: the page's script reads it to echo it back
-            samesite=settings.CSRF_COOKIE_SAMESITE,
-        )
-        if max_age is not None:
-            response.cookies[name]["max-age"] = int(max_age)
-        patch_vary_headers(response, ("Cookie",))
+        set_csrf_cookie(response, token)
 
     # view phase: the check itself (here, like Django's, so @csrf_exempt is honoured).
     def process_view(
@@ -292,7 +202,7 @@ class CsrfMiddleware:
         if not sent:
             return REASON_NO_TOKEN
         if len(sent) == 2 * TOKEN_LENGTH:
-            sent = _unmask(sent) or sent
+            sent = unmask(sent) or sent
         if not constant_time_compare(sent, cookie):
             return REASON_MISMATCH
         if not token_is_valid(cookie, session_binding(request)):
@@ -312,6 +222,7 @@ def _form_token(request: HttpRequest) -> str | None:
     content_type = request.content_type or ""
     if content_type not in ("application/x-www-form-urlencoded", "multipart/form-data"):
         return None
+    post: QueryDict
     try:
         if request.method == "POST":
             post = request.POST
