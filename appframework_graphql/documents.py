@@ -75,9 +75,9 @@ class DocumentCache:
 
     def __init__(self, maxsize: int) -> None:
         self.maxsize = maxsize
-        self._entries: OrderedDict[
-            tuple[GraphQLSchema, str, int | None, int | None], Prepared
-        ] = OrderedDict()
+        self._entries: OrderedDict[tuple[GraphQLSchema, str, int | None, int | None], Prepared] = (
+            OrderedDict()
+        )
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0

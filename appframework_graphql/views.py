@@ -121,14 +121,21 @@ def _not_post(request: HttpRequest) -> HttpResponse:
     )
 
 
-def graphql_view(request: HttpRequest) -> HttpResponse:
-    """The sync endpoint (WSGI, or ASGI in a worker thread)."""
+def _graphql_request(request: HttpRequest) -> GraphQLRequest | HttpResponse:
+    """The GraphQL request to run, or the response that ends it before execution."""
     if request.method != "POST":
         return _not_post(request)
     try:
-        parsed = parse_graphql_request(request)
+        return parse_graphql_request(request)
     except RequestError as error:
         return _error(error.status, error.message)
+
+
+def graphql_view(request: HttpRequest) -> HttpResponse:
+    """The sync endpoint (WSGI, or ASGI in a worker thread)."""
+    parsed = _graphql_request(request)
+    if isinstance(parsed, HttpResponse):
+        return parsed
     return _json_response(
         execute_graphql(
             request,
@@ -141,12 +148,9 @@ def graphql_view(request: HttpRequest) -> HttpResponse:
 
 async def async_graphql_view(request: HttpRequest) -> HttpResponse:
     """The async endpoint: async resolvers run on the server's event loop."""
-    if request.method != "POST":
-        return _not_post(request)
-    try:
-        parsed = parse_graphql_request(request)
-    except RequestError as error:
-        return _error(error.status, error.message)
+    parsed = _graphql_request(request)
+    if isinstance(parsed, HttpResponse):
+        return parsed
     return _json_response(
         await aexecute_graphql(
             request,

@@ -6,11 +6,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.apps import AppConfig
-from django.conf import settings
 from django.core import checks
 from django.core.exceptions import FieldDoesNotExist
-from django.utils.module_loading import import_string
 
+from ..backends import backend_path
 from ..checks import _error
 from ..conf import app_settings
 
@@ -24,12 +23,8 @@ def check_backend(
     """E003: AuthManager must be an authentication backend."""
     from .manager import AuthManager
 
-    for path in settings.AUTHENTICATION_BACKENDS:
-        try:
-            if issubclass(import_string(path), AuthManager):
-                return []
-        except ImportError:
-            continue
+    if backend_path(AuthManager) is not None:
+        return []
     return [
         _error(
             "appframework.E003",

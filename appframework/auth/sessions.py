@@ -12,8 +12,8 @@ from typing import Any
 from django.conf import settings
 from django.contrib import auth as django_auth
 from django.http import HttpRequest
-from django.utils.module_loading import import_string
 
+from ..backends import backend_path
 from ..exceptions import UnauthorizedException
 from .manager import AuthManager
 
@@ -39,13 +39,7 @@ def _backend_path(user: Any) -> str:
     explicit = getattr(user, "backend", None)
     if isinstance(explicit, str):
         return explicit
-    for path in settings.AUTHENTICATION_BACKENDS:
-        try:
-            if issubclass(import_string(path), AuthManager):
-                return str(path)
-        except ImportError:
-            continue
-    return str(settings.AUTHENTICATION_BACKENDS[0])
+    return backend_path(AuthManager) or str(settings.AUTHENTICATION_BACKENDS[0])
 
 
 def login(request: HttpRequest, user: Any) -> None:

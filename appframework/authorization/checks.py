@@ -6,10 +6,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.apps import AppConfig
-from django.conf import settings
 from django.core import checks
-from django.utils.module_loading import import_string
 
+from ..backends import backend_path
 from ..checks import _warning
 
 
@@ -22,12 +21,8 @@ def check_backend(
     """W010: without the Gate backend, ``user.has_perm("ability", obj)`` never reaches it."""
     from .backend import GateBackend
 
-    for path in settings.AUTHENTICATION_BACKENDS:
-        try:
-            if issubclass(import_string(path), GateBackend):
-                return []
-        except ImportError:
-            continue
+    if backend_path(GateBackend) is not None:
+        return []
     return [
         _warning(
             "appframework.W010",
