@@ -22,6 +22,7 @@ SESSION_MIDDLEWARE = "django.contrib.sessions.middleware.SessionMiddleware"
 DJANGO_CSRF_MIDDLEWARE = "django.middleware.csrf.CsrfViewMiddleware"
 CSRF_MIDDLEWARE = "appframework.security.CsrfMiddleware"
 ERROR_MIDDLEWARE = "appframework.middleware.ErrorMiddleware"
+AUTH_MIDDLEWARE = "django.contrib.auth.middleware.AuthenticationMiddleware"
 
 
 def _error(id_: str, msg: str, hint: str, obj: Any = None) -> checks.Error:
@@ -145,6 +146,26 @@ def check_middleware(
                 f"Put {SESSION_MIDDLEWARE!r} above {CSRF_MIDDLEWARE!r} in MIDDLEWARE.",
             )
         )
+    auth_installed = apps.is_installed("appframework.auth")
+    if auth_installed and csrf is None and app_settings.CSRF.ENABLED:
+        messages.append(
+            _error(
+                "appframework.E006",
+                "The AuthServiceProvider is installed but appframework's CsrfMiddleware is not: "
+                "cookie sessions would have no CSRF protection.",
+                f"Add {CSRF_MIDDLEWARE!r} after SessionMiddleware, or set "
+                "APPFRAMEWORK['CSRF']['ENABLED'] = False (CSRF_ENABLED=false) deliberately.",
+            )
+        )
+    if auth_installed and middleware_index(AUTH_MIDDLEWARE) is None:
+        messages.append(
+            _warning(
+                "appframework.W004",
+                "The AuthServiceProvider is installed without AuthenticationMiddleware: "
+                "request.user is missing and current_user() reads the session on every call.",
+                f"Add {AUTH_MIDDLEWARE!r} after SessionMiddleware.",
+            )
+        )
     if csrf is not None and middleware_index(DJANGO_CSRF_MIDDLEWARE) is not None:
         messages.append(
             _warning(
@@ -153,7 +174,7 @@ def check_middleware(
                 f"Remove {DJANGO_CSRF_MIDDLEWARE!r}; appframework's middleware replaces it.",
             )
         )
-    if apps.is_installed("appframework.auth") and middleware_index(ERROR_MIDDLEWARE) is None:
+    if auth_installed and middleware_index(ERROR_MIDDLEWARE) is None:
         messages.append(
             _warning(
                 "appframework.W002",

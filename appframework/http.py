@@ -7,7 +7,13 @@ from http import HTTPStatus
 
 from django.http import HttpRequest, HttpResponse
 
-__all__ = ["problem_response", "wants_json"]
+__all__ = ["has_authorization", "problem_response", "wants_json"]
+
+
+def has_authorization(request: HttpRequest) -> bool:
+    """The request presents its own credential (``Authorization``): it is judged by that
+    alone, never by the session cookie (and is exempt from CSRF, SPEC rule 3)."""
+    return "HTTP_AUTHORIZATION" in request.META
 
 
 def wants_json(request: HttpRequest) -> bool:

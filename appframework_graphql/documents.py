@@ -27,7 +27,11 @@ from graphql import (
 
 from .depth import max_operation_depth
 
-__all__ = ["DocumentCache", "Prepared", "prepare"]
+__all__ = ["MAX_CACHED_QUERY_LENGTH", "DocumentCache", "Prepared", "prepare"]
+
+#: Queries longer than this (characters) are prepared but not cached, so 256 entries
+#: stay within a few megabytes whatever clients send.
+MAX_CACHED_QUERY_LENGTH = 16_384
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +86,20 @@ class DocumentCache:
         self.hits = 0
         self.misses = 0
 
+    def peek(
+        self, schema: GraphQLSchema, query: str, *, max_depth: int | None, max_tokens: int | None
+    ) -> Prepared | None:
+        """The cached entry, or None (without preparing anything)."""
+        if self.maxsize <= 0:
+            return None
+        key = (schema, query, max_depth, max_tokens)
+        with self._lock:
+            found = self._entries.get(key)
+            if found is not None:
+                self._entries.move_to_end(key)
+                self.hits += 1
+            return found
+
     def get(
         self, schema: GraphQLSchema, query: str, *, max_depth: int | None, max_tokens: int | None
     ) -> Prepared:
@@ -99,6 +117,9 @@ class DocumentCache:
         prepared = prepare(schema, query, max_depth=max_depth, max_tokens=max_tokens)
         with self._lock:
             self.misses += 1
+            if len(query) > MAX_CACHED_QUERY_LENGTH:
+                # Huge texts are rare and their ASTs large: bound the cache's memory.
+                return prepared
             if key not in self._entries:
                 # Evict first, so the size never exceeds maxsize, even momentarily.
                 while len(self._entries) >= self.maxsize:

@@ -10,7 +10,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from asgiref.sync import async_to_sync
+from asgiref.sync import async_to_sync, sync_to_async
 from django.conf import settings
 from django.http import HttpRequest
 from graphql import ExecutionResult, GraphQLError, GraphQLSchema, execute
@@ -77,20 +77,28 @@ def _internal_error(exc: BaseException) -> dict[str, Any]:
     return {"data": None, "errors": [{"message": message}]}
 
 
+def _prepared(schema: GraphQLSchema, query: str, *, cached_only: bool = False) -> Prepared | None:
+    conf = app_settings.GRAPHQL
+    cache = document_cache()
+    limits = {"max_depth": conf.MAX_DEPTH, "max_tokens": conf.MAX_TOKENS}
+    if cached_only:
+        return cache.peek(schema, query, **limits)
+    return cache.get(schema, query, **limits)
+
+
 def _start(
     request: HttpRequest | None,
     query: str,
     variables: Mapping[str, Any] | None,
     operation_name: str | None,
-    schema: GraphQLSchema | None,
+    schema: GraphQLSchema,
     context: Any,
+    prepared: Prepared | None = None,
 ) -> Any:
     """Prepared (errors before execution) or what ``execute`` returned (maybe awaitable)."""
-    schema = schema or get_schema()
-    conf = app_settings.GRAPHQL
-    prepared = document_cache().get(
-        schema, query, max_depth=conf.MAX_DEPTH, max_tokens=conf.MAX_TOKENS
-    )
+    if prepared is None:
+        prepared = _prepared(schema, query)
+        assert prepared is not None
     if prepared.document is None:
         return prepared
     return execute(
@@ -120,6 +128,7 @@ def execute_graphql(
     code; in async code use :func:`aexecute_graphql`.
     """
     try:
+        schema = schema or get_schema()
         result = _start(request, query, variables, operation_name, schema, context)
         if not isinstance(result, ExecutionResult | Prepared):
             result = async_to_sync(_await)(result)
@@ -139,7 +148,12 @@ async def aexecute_graphql(
 ) -> dict[str, Any]:
     """The async twin of :func:`execute_graphql`, for async views and resolvers."""
     try:
-        result = _start(request, query, variables, operation_name, schema, context)
+        schema = schema or get_schema()
+        # A cache miss parses and validates (milliseconds of CPU): not on the event loop.
+        prepared = _prepared(schema, query, cached_only=True) or await sync_to_async(_prepared)(
+            schema, query
+        )
+        result = _start(request, query, variables, operation_name, schema, context, prepared)
         if not isinstance(result, ExecutionResult | Prepared):
             result = await result
         return _response(result)

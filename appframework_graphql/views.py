@@ -53,7 +53,7 @@ def _json_response(
         except UnicodeEncodeError:
             # A lone surrogate ("\ud800" is valid JSON text) cannot be UTF-8: escape it.
             encoded = json.dumps(body, separators=(",", ":"), allow_nan=False).encode("ascii")
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         # A resolver produced something JSON cannot carry: report it, never a 500.
         from .execution import _internal_error
 
@@ -78,8 +78,6 @@ def parse_graphql_request(request: HttpRequest) -> GraphQLRequest:
         raise RequestError(400, "The request body is not valid JSON.") from None
     except Exception:  # e.g. RequestDataTooBig: still the client's fault
         raise RequestError(400, "The request body could not be read.") from None
-    if request.content_type != JSON or charset not in ("utf-8", "utf8"):
-        raise RequestError(415, "Send the GraphQL request as application/json (UTF-8).")
     if not isinstance(body, dict):
         raise RequestError(400, "The request body must be a JSON object.")
     query = body.get("query")
@@ -96,6 +94,10 @@ def parse_graphql_request(request: HttpRequest) -> GraphQLRequest:
     extensions = body.get("extensions")
     if extensions is not None and not isinstance(extensions, dict):
         raise RequestError(400, "'extensions' must be an object or null.")
+    # Checked last: a body that is not a GraphQL request at all is 400 (SPEC rule 1)
+    # whatever its content type; a well-formed one under the wrong type is 415.
+    if request.content_type != JSON or charset not in ("utf-8", "utf8"):
+        raise RequestError(415, "Send the GraphQL request as application/json (UTF-8).")
     return GraphQLRequest(query, variables, operation_name)
 
 

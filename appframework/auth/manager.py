@@ -9,10 +9,19 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.http import HttpRequest
 
+from ..backends import is_active
 from ..conf import app_settings
 from .passwords import burn_hash_time
 
 __all__ = ["AuthManager"]
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates, valid in JSON
+        return False
+    return True
 
 
 class AuthManager(ModelBackend):
@@ -40,6 +49,10 @@ class AuthManager(ModelBackend):
         """The user whose ``username_field`` is ``username`` and whose password matches,
         if active; otherwise None. Unknown names cost the same hashing time."""
         if not isinstance(username, str) or not isinstance(password, str) or not username:
+            return None
+        if "\x00" in username or not _encodable(username):
+            # Not a name any user can have; PostgreSQL would even reject the query.
+            burn_hash_time(password)
             return None
         model = self.user_model
         try:
@@ -77,7 +90,7 @@ class AuthManager(ModelBackend):
         return user if self.user_can_authenticate(user) else None
 
     def user_can_authenticate(self, user: Any) -> bool:
-        return getattr(user, "is_active", True) is not False
+        return is_active(user)
 
     async def aget_user(self, user_id: Any) -> Any | None:
         # Native async ORM: no thread hop on every ASGI request that reads request.auser().

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.utils.crypto import salted_hmac
 
-from ..conf import app_settings
+from ..conf import app_settings, derived_setting
 from .passwords import hash_password, needs_rehash, verify_password
 
 __all__ = ["UNUSABLE_PASSWORD", "Authenticatable"]
@@ -16,6 +16,19 @@ __all__ = ["UNUSABLE_PASSWORD", "Authenticatable"]
 UNUSABLE_PASSWORD = "!"
 
 _SESSION_HASH_SALT = "appframework.auth.session"
+
+
+@derived_setting
+def _version_field(model: type) -> str | None:
+    """The model's session-version column name, if it has one (cached per model)."""
+    name = app_settings.AUTH.SESSION_VERSION_FIELD
+    if not name:
+        return None
+    try:
+        model._meta.get_field(name)  # type: ignore[attr-defined]
+    except Exception:
+        return None
+    return str(name)
 
 
 class Authenticatable:
@@ -38,14 +51,7 @@ class Authenticatable:
 
     @classmethod
     def session_version_field_name(cls) -> str | None:
-        name = app_settings.AUTH.SESSION_VERSION_FIELD
-        if not name:
-            return None
-        try:
-            cls._meta.get_field(name)  # type: ignore[attr-defined]
-        except Exception:
-            return None
-        return str(name)
+        return _version_field(cls)
 
     def get_password_hash(self) -> str:
         return getattr(self, self.password_field_name(), "") or ""
@@ -58,6 +64,10 @@ class Authenticatable:
             return
         setattr(self, self.password_field_name(), hash_password(raw_password))
         self._password = raw_password
+        # A new password ends every other session and token (saved with the user).
+        version = self.session_version_field_name()
+        if version is not None:
+            setattr(self, version, self.get_session_version() + 1)
 
     def check_password(self, raw_password: str) -> bool:
         """Verify, and re-hash in place (saved) when the stored hash is weaker than now."""
@@ -68,6 +78,11 @@ class Authenticatable:
             setattr(self, self.password_field_name(), hash_password(raw_password))
             self.save(update_fields=[self.password_field_name()])  # type: ignore[attr-defined]
         return True
+
+    async def acheck_password(self, raw_password: str) -> bool:
+        from asgiref.sync import sync_to_async
+
+        return await sync_to_async(self.check_password)(raw_password)
 
     def set_unusable_password(self) -> None:
         setattr(self, self.password_field_name(), UNUSABLE_PASSWORD)
@@ -82,9 +97,13 @@ class Authenticatable:
 
     def _session_auth_hash(self, secret: str | None = None) -> str:
         # Django stores this in the signed session cookie and compares it on every
-        # request. Mixing in the session version is what lets "log out everywhere" kill
-        # cookies captured earlier; the password hash kills them on a password change.
-        value = f"{self.get_password_hash()}:{self.get_session_version()}"
+        # request. With the version column, the version alone decides: set_password and
+        # "log out everywhere" bump it, while a re-hash at login (more iterations) keeps
+        # sessions and tokens alive. Without it, the password hash does the job.
+        if self.session_version_field_name() is not None:
+            value = f"v:{self.pk}:{self.get_session_version()}"  # type: ignore[attr-defined]
+        else:
+            value = f"p:{self.get_password_hash()}"
         return salted_hmac(_SESSION_HASH_SALT, value, secret=secret, algorithm="sha256").hexdigest()
 
     def get_session_auth_hash(self) -> str:

@@ -86,6 +86,16 @@ def _parse(encoded: object) -> tuple[int, str, str] | None:
     return count, salt, digest
 
 
+def _hashable(password: str) -> str:
+    """``password`` as PBKDF2 can take it: lone surrogates (valid in JSON) replaced, so
+    such input costs a full hash like any other instead of failing fast."""
+    try:
+        password.encode("utf-8")
+    except UnicodeEncodeError:
+        return password.encode("utf-8", "replace").decode("utf-8")
+    return password
+
+
 def verify_password(password: str, encoded: str) -> bool:
     """Constant-time check of ``password`` against ``encoded``; never raises.
 
@@ -96,8 +106,9 @@ def verify_password(password: str, encoded: str) -> bool:
     if parsed is None or not _password_bytes_ok(password):
         return False
     try:
+        hashable = _hashable(password)
         # verify() re-hashes with the iterations and salt read from ``encoded``.
-        return _DEFAULT_HASHER.verify(password, encoded)
+        return _DEFAULT_HASHER.verify(hashable, encoded) and hashable is password
     except (ValueError, TypeError, UnicodeError, OverflowError):
         return False
 
@@ -117,4 +128,4 @@ def burn_hash_time(password: str) -> None:
     """Spend one hash's worth of time; used when the user does not exist, so a login for
     an unknown name takes as long as one for a known name."""
     if _password_bytes_ok(password):
-        _hasher().encode(password, "appframeworkdummy0000000")
+        _hasher().encode(_hashable(password), "appframeworkdummy0000000")

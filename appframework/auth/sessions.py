@@ -15,6 +15,7 @@ from django.http import HttpRequest
 
 from ..backends import backend_path
 from ..exceptions import UnauthorizedException
+from ..http import has_authorization
 from .manager import AuthManager
 
 __all__ = [
@@ -31,7 +32,7 @@ __all__ = [
 
 
 def session_ignored(request: HttpRequest) -> bool:
-    return "authorization" in request.headers
+    return has_authorization(request)
 
 
 def _backend_path(user: Any) -> str:
@@ -55,16 +56,17 @@ async def alogin(request: HttpRequest, user: Any) -> None:
 def logout(request: HttpRequest, *, everywhere: bool = False) -> None:
     """authenticated → anonymous. ``everywhere=True`` also invalidates every other
     session cookie and API token of the user (needs the session-version column)."""
-    user = getattr(request, "user", None)
-    if everywhere and user is not None and getattr(user, "is_authenticated", False):
-        user.invalidate_sessions()
+    if everywhere:
+        user = current_user_sync(request)
+        if user is not None:
+            user.invalidate_sessions()
     django_auth.logout(request)
 
 
 async def alogout(request: HttpRequest, *, everywhere: bool = False) -> None:
     if everywhere:
-        user = await django_auth.aget_user(request)
-        if user.is_authenticated:
+        user = await current_user(request)
+        if user is not None:
             await user.ainvalidate_sessions()
     await django_auth.alogout(request)
 

@@ -9,8 +9,10 @@ from django.core import signing
 from django.http import HttpRequest
 from django.utils.crypto import constant_time_compare
 
+from ..backends import is_active
 from ..conf import app_settings
 from ..exceptions import UnauthorizedException
+from ..http import has_authorization
 
 __all__ = [
     "TokenManager",
@@ -85,7 +87,7 @@ class TokenManager:
         return uid, fingerprint
 
     def _accept(self, user: Any, fingerprint: str) -> Any | None:
-        if user is None or getattr(user, "is_active", True) is False:
+        if user is None or not is_active(user):
             return None
         if constant_time_compare(fingerprint, self._fingerprint(user)):
             return user
@@ -124,13 +126,8 @@ class TokenManager:
 def _manager() -> TokenManager:
     from ..container import container
 
-    if TokenManager in container:
-        manager: TokenManager = container.resolve(TokenManager)
-        return manager
-    return _DEFAULT
-
-
-_DEFAULT = TokenManager()
+    manager: TokenManager = container.resolve(TokenManager)
+    return manager
 
 
 def current_api_user_sync(request: HttpRequest) -> Any | None:
@@ -152,7 +149,7 @@ async def current_api_user(request: HttpRequest) -> Any | None:
 
 
 def _unauthorized(request: HttpRequest) -> UnauthorizedException:
-    if "authorization" in request.headers:
+    if has_authorization(request):
         return UnauthorizedException(
             "The bearer token is missing, malformed, expired or revoked.",
             www_authenticate='Bearer error="invalid_token"',

@@ -13,6 +13,7 @@ from typing import Any
 
 from django.contrib.auth.backends import BaseBackend
 
+from ..backends import is_active
 from ..container import container
 from .gate import Gate
 
@@ -34,7 +35,7 @@ class GateBackend(BaseBackend):
         gate: Gate = container.resolve(Gate)
         args = _args(obj)
         # Django's contract: inactive users have no permissions (ModelBackend does this).
-        if getattr(user_obj, "is_active", True) is False or not gate.has(perm, *args):
+        if not is_active(user_obj) or not gate.has(perm, *args):
             return False
         try:
             return gate.allows_sync(user_obj, perm, *args)
@@ -44,7 +45,7 @@ class GateBackend(BaseBackend):
     async def ahas_perm(self, user_obj: Any, perm: str, obj: Any = None) -> bool:
         gate: Gate = container.resolve(Gate)
         args = _args(obj)
-        if getattr(user_obj, "is_active", True) is False or not gate.has(perm, *args):
+        if not is_active(user_obj) or not gate.has(perm, *args):
             return False
         try:
             return await gate.allows(user_obj, perm, *args)

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from asgiref.sync import iscoroutinefunction, sync_to_async
+from django.core.exceptions import ValidationError
+from django.db import DataError
 from django.http import Http404, HttpRequest
 
 from ..auth.sessions import current_user, current_user_sync
@@ -29,24 +31,35 @@ def _denied(ability: str) -> ForbiddenException:
     return ForbiddenException(f"This action is unauthorized ({ability}).")
 
 
+async def _require_user(request: HttpRequest) -> Any:
+    """The session user, else the bearer user; 401 when there is neither."""
+    user = await current_user(request) or await current_api_user(request)
+    if user is None:
+        raise UnauthorizedException()
+    return user
+
+
+def _require_user_sync(request: HttpRequest) -> Any:
+    user = current_user_sync(request) or current_api_user_sync(request)
+    if user is None:
+        raise UnauthorizedException()
+    return user
+
+
 async def authorize(request: HttpRequest, ability: str, *args: Any) -> Any:
     """The user (session, else bearer) if the Gate allows ``ability``.
 
     Anonymous → ``UnauthorizedException`` (401); denied → ``ForbiddenException`` (403).
     Asks the Gate directly: superusers get no bypass unless a before-hook grants one.
     """
-    user = await current_user(request) or await current_api_user(request)
-    if user is None:
-        raise UnauthorizedException()
+    user = await _require_user(request)
     if not await _gate().allows(user, ability, *args):
         raise _denied(ability)
     return user
 
 
 def authorize_sync(request: HttpRequest, ability: str, *args: Any) -> Any:
-    user = current_user_sync(request) or current_api_user_sync(request)
-    if user is None:
-        raise UnauthorizedException()
+    user = _require_user_sync(request)
     if not _gate().allows_sync(user, ability, *args):
         raise _denied(ability)
     return user
@@ -61,7 +74,7 @@ def _model_resolver(model: type, url_kwarg: str, field: str) -> Resolver:
             raise LookupError(f"URL has no {url_kwarg!r} argument for {model.__name__}.")
         try:
             return model._default_manager.get(**{field: kwargs.pop(url_kwarg)})  # type: ignore[attr-defined]
-        except (model.DoesNotExist, ValueError, TypeError):  # type: ignore[attr-defined]
+        except (model.DoesNotExist, ValueError, TypeError, ValidationError, DataError):  # type: ignore[attr-defined]
             raise Http404(f"No {model.__name__} matches the given query.") from None
 
     return resolve
@@ -78,7 +91,7 @@ def authorized(
     """Guard a sync or async view with ``authorize(request, ability, obj)``.
 
     With ``model``, the object is fetched by ``field=<URL kwarg url_kwarg>`` (404 when
-    missing — before any 403, so existence is checked first) and handed to the view as
+    missing, checked after login and before the ability) and handed to the view as
     ``as_kwarg`` (the model name in lower case by default) in place of the URL kwarg::
 
         @authorized("delete-post", Post)         # path("posts/<int:id>", ...)
@@ -92,6 +105,9 @@ def authorized(
 
             @functools.wraps(view)
             async def async_wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+                # 401 before any lookup: anonymous clients learn nothing about which
+                # ids exist; then 404 (missing) before 403 (denied).
+                await _require_user(request)
                 gate_args: tuple[Any, ...] = ()
                 if resolve is not None:
                     obj = await sync_to_async(resolve)(kwargs)
@@ -104,6 +120,7 @@ def authorized(
 
         @functools.wraps(view)
         def sync_wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+            _require_user_sync(request)
             gate_args: tuple[Any, ...] = ()
             if resolve is not None:
                 obj = resolve(kwargs)

@@ -20,15 +20,16 @@ from collections.abc import Awaitable, Callable
 from io import BytesIO
 from typing import Any
 
-from asgiref.sync import iscoroutinefunction, markcoroutinefunction
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.apps import apps
 from django.conf import settings
+from django.contrib.sessions.backends.signed_cookies import SessionStore as SignedCookieSession
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.urls import get_callable
 from django.utils.crypto import constant_time_compare
 
 from ..conf import AUTO, app_settings, derived_setting
-from ..http import problem_response, wants_json
+from ..http import has_authorization, problem_response, wants_json
 from .cookie import set_csrf_cookie
 from .tokens import (
     NONCE_SESSION_KEY,
@@ -114,10 +115,15 @@ class CsrfMiddleware:
         return response
 
     async def __acall__(self, request: HttpRequest) -> HttpResponse:
-        if not self._before(request):
+        # Signed-cookie sessions decode in memory; any other engine does I/O to load,
+        # which must not run on the event loop.
+        offload = not _session_loads_in_memory(request)
+        before = sync_to_async(self._before) if offload else _as_coroutine(self._before)
+        if not await before(request):
             return await self.get_response(request)  # type: ignore[misc]
         response = await self.get_response(request)  # type: ignore[misc]
-        self._after(request, response)
+        after = sync_to_async(self._after) if offload else _as_coroutine(self._after)
+        await after(request, response)
         return response
 
     # request phase: put a token where get_token() looks, remember the incoming cookie.
@@ -135,6 +141,8 @@ class CsrfMiddleware:
     # response phase: if the session changed (login/logout) or the client has no valid
     # token, send one that is valid for the session as it is now.
     def _after(self, request: HttpRequest, response: HttpResponse) -> None:
+        if has_authorization(request):
+            return  # API clients with their own credential need no CSRF cookie
         incoming, binding_before, token_before = getattr(request, _STATE_ATTR)
         binding = session_binding(request)
         token = request.META.get("CSRF_COOKIE")
@@ -158,30 +166,38 @@ class CsrfMiddleware:
     async def _aprocess_view(
         self, request: HttpRequest, callback: Callable[..., Any], args: Any, kwargs: Any
     ) -> HttpResponse | None:
+        # Form parsing (temp files for uploads), the project's exempt predicate (it may
+        # use the ORM) and a non-cookie session load belong in a worker thread.
+        if request.method not in SAFE_METHODS and (
+            app_settings.AUTH.CSRF_EXEMPT is not None
+            or request.content_type in _FORM_TYPES
+            or not _session_loads_in_memory(request)
+        ):
+            return await sync_to_async(self._check)(request, callback)
         return self._check(request, callback)
 
     def _check(self, request: HttpRequest, callback: Callable[..., Any]) -> HttpResponse | None:
-        has_authorization = "HTTP_AUTHORIZATION" in request.META
-        if has_authorization:
+        authorization = has_authorization(request)
+        if authorization:
             _ignore_session_user(request)
         if getattr(request, "csrf_processing_done", False):
             return None
-        if getattr(request, "_dont_enforce_csrf_checks", False):
-            # Django's test Client() unless enforce_csrf_checks=True, as with Django's own.
+        if (
+            getattr(request, "_dont_enforce_csrf_checks", False)  # Django's test Client()
+            or not app_settings.CSRF.ENABLED
+            or request.method in SAFE_METHODS
+            or getattr(callback, "csrf_exempt", False)
+        ):
             request.csrf_processing_done = True  # type: ignore[attr-defined]
             return None
-        reason = None
-        if (
-            app_settings.CSRF.ENABLED
-            and request.method not in SAFE_METHODS
-            and not has_authorization
-            and not getattr(callback, "csrf_exempt", False)
-            and not self._exempt(request)
-        ):
-            reason = self._reason(request)
+        if authorization or self._exempt(request):
+            # Exempt by SPEC rule 3, but not *verified*: a view under Django's own
+            # @csrf_protect (the admin login, LoginView) still gets Django's check.
+            return None
+        reason = self._reason(request)
         if reason is not None:
             return self._reject(request, reason)
-        # Tell Django's own @csrf_protect (the admin login) that the check is done.
+        # Verified: tell Django's @csrf_protect not to check again.
         request.csrf_processing_done = True  # type: ignore[attr-defined]
         return None
 
@@ -218,9 +234,24 @@ class CsrfMiddleware:
         return response
 
 
+_FORM_TYPES = frozenset({"application/x-www-form-urlencoded", "multipart/form-data"})
+
+
+def _session_loads_in_memory(request: HttpRequest) -> bool:
+    session = getattr(request, "session", None)
+    return session is None or isinstance(session, SignedCookieSession)
+
+
+def _as_coroutine(func: Callable[..., Any]) -> Callable[..., Any]:
+    async def call(*args: Any) -> Any:
+        return func(*args)
+
+    return call
+
+
 def _form_token(request: HttpRequest) -> str | None:
     content_type = request.content_type or ""
-    if content_type not in ("application/x-www-form-urlencoded", "multipart/form-data"):
+    if content_type not in _FORM_TYPES:
         return None
     post: QueryDict
     try:

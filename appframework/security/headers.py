@@ -59,7 +59,11 @@ class SecurityHeadersMiddleware:
     @staticmethod
     def _apply(request: HttpRequest, response: HttpResponse) -> None:
         headers, hsts = security_headers()
+        # Django's @xframe_options_exempt marks responses that may be framed.
+        framable = getattr(response, "xframe_options_exempt", False)
         for name, value in headers:
+            if framable and name == "X-Frame-Options":
+                continue
             response.headers.setdefault(name, value)
         # Browsers ignore HSTS over plain HTTP (RFC 6797 §8.1), and sending it there
         # would only mislead; Django's SecurityMiddleware does the same.
