@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 
-from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.http import HttpRequest, HttpResponse
 
+from ._middleware import HybridMiddleware
 from .exceptions import AppFrameworkError, BadRequestException, ForbiddenException
 from .http import problem_response, wants_json
 
@@ -35,19 +35,9 @@ def response_for_error(request: HttpRequest, exc: AppFrameworkError) -> HttpResp
     )
 
 
-class ErrorMiddleware:
+class ErrorMiddleware(HybridMiddleware):
     """Maps UnauthorizedException → 401, ForbiddenException → 403, BadRequestException
     → 400, ValidationException → 422, TooManyRequestsException → 429."""
-
-    sync_capable = True
-    async_capable = True
-
-    def __init__(
-        self, get_response: Callable[[HttpRequest], HttpResponse | Awaitable[HttpResponse]]
-    ) -> None:
-        self.get_response = get_response
-        if iscoroutinefunction(get_response):
-            markcoroutinefunction(self)
 
     def __call__(self, request: HttpRequest) -> HttpResponse | Awaitable[HttpResponse]:
         # Exceptions are seen through process_exception; __call__ only passes through.

@@ -16,11 +16,11 @@ Django looks, ``request.META["CSRF_COOKIE"]``); Django's masked form field
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from io import BytesIO
 from typing import Any
 
-from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
+from asgiref.sync import sync_to_async
 from django.apps import apps
 from django.conf import settings
 from django.contrib.sessions.backends.signed_cookies import SessionStore as SignedCookieSession
@@ -28,6 +28,7 @@ from django.http import HttpRequest, HttpResponse, QueryDict
 from django.urls import get_callable
 from django.utils.crypto import constant_time_compare
 
+from .._middleware import GetResponse, HybridMiddleware
 from ..conf import AUTO, app_settings, derived_setting
 from ..http import has_authorization, problem_response, wants_json
 from .cookie import set_csrf_cookie
@@ -88,20 +89,13 @@ def _header_key() -> str:
 
 
 # -- middleware --------------------------------------------------------------------------
-class CsrfMiddleware:
+class CsrfMiddleware(HybridMiddleware):
     """Place it after ``SessionMiddleware`` (it reads the session to bind tokens), in
     place of Django's ``CsrfViewMiddleware``."""
 
-    sync_capable = True
-    async_capable = True
-
-    def __init__(
-        self, get_response: Callable[[HttpRequest], HttpResponse | Awaitable[HttpResponse]]
-    ) -> None:
-        self.get_response = get_response
-        self.is_async = iscoroutinefunction(get_response)
+    def __init__(self, get_response: GetResponse) -> None:
+        super().__init__(get_response)
         if self.is_async:
-            markcoroutinefunction(self)
             # An async twin keeps ASGI requests off the sync_to_async thread hop.
             self.process_view = self._aprocess_view  # type: ignore[method-assign,assignment]
 

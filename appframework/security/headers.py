@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.http import HttpRequest, HttpResponse
 
+from .._middleware import HybridMiddleware
 from ..conf import app_settings, derived_setting
 
 __all__ = ["SecurityHeadersMiddleware", "security_headers"]
@@ -30,19 +29,8 @@ def security_headers() -> tuple[tuple[tuple[str, str], ...], str | None]:
     return tuple(headers), hsts
 
 
-class SecurityHeadersMiddleware:
+class SecurityHeadersMiddleware(HybridMiddleware):
     """Adds the headers to every response; a header the view already set is kept."""
-
-    sync_capable = True
-    async_capable = True
-
-    def __init__(
-        self, get_response: Callable[[HttpRequest], HttpResponse | Awaitable[HttpResponse]]
-    ) -> None:
-        self.get_response = get_response
-        self.is_async = iscoroutinefunction(get_response)
-        if self.is_async:
-            markcoroutinefunction(self)
 
     def __call__(self, request: HttpRequest) -> Any:
         if self.is_async:
