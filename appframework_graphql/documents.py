@@ -92,6 +92,8 @@ class DocumentCache:
         """The cached entry, or None (without preparing anything)."""
         if self.maxsize <= 0:
             return None
+        # The schema object itself (hashed by identity), not id(schema): the key keeps it
+        # alive, so a collected schema's id can never be reused for a stale entry.
         key = (schema, query, max_depth, max_tokens)
         with self._lock:
             found = self._entries.get(key)
@@ -103,18 +105,13 @@ class DocumentCache:
     def get(
         self, schema: GraphQLSchema, query: str, *, max_depth: int | None, max_tokens: int | None
     ) -> Prepared:
-        if self.maxsize <= 0:
-            return prepare(schema, query, max_depth=max_depth, max_tokens=max_tokens)
-        # The schema object itself (hashed by identity), not id(schema): the key keeps it
-        # alive, so a collected schema's id can never be reused for a stale entry.
-        key = (schema, query, max_depth, max_tokens)
-        with self._lock:
-            found = self._entries.get(key)
-            if found is not None:
-                self._entries.move_to_end(key)
-                self.hits += 1
-                return found
+        found = self.peek(schema, query, max_depth=max_depth, max_tokens=max_tokens)
+        if found is not None:
+            return found
         prepared = prepare(schema, query, max_depth=max_depth, max_tokens=max_tokens)
+        if self.maxsize <= 0:
+            return prepared
+        key = (schema, query, max_depth, max_tokens)
         with self._lock:
             self.misses += 1
             if len(query) > MAX_CACHED_QUERY_LENGTH:
