@@ -60,6 +60,10 @@ class AuthManager(ModelBackend):
         except (model.DoesNotExist, model.MultipleObjectsReturned, ValueError):
             burn_hash_time(password)
             return None
+        if not user.has_usable_password():
+            # SSO-only accounts: spend the hash time, so they look like any other miss.
+            burn_hash_time(password)
+            return None
         if not user.check_password(password):
             return None
         return user if self.user_can_authenticate(user) else None

@@ -108,7 +108,12 @@ def verify_password(password: str, encoded: str) -> bool:
     try:
         hashable = _hashable(password)
         # verify() re-hashes with the iterations and salt read from ``encoded``.
-        return _DEFAULT_HASHER.verify(hashable, encoded) and hashable is password
+        correct = _DEFAULT_HASHER.verify(hashable, encoded) and hashable is password
+        if not correct and parsed[0] < _iterations():
+            # A wrong guess against an old, cheaper hash costs today's full time (as
+            # Django's check_password does), so timing does not reveal old accounts.
+            _hasher().harden_runtime(hashable, encoded)
+        return correct
     except (ValueError, TypeError, UnicodeError, OverflowError):
         return False
 

@@ -74,3 +74,28 @@ def test_new_password_revokes_tokens_and_other_sessions(user: Any) -> None:
 def test_hash_password_refuses_lone_surrogates_with_value_error() -> None:
     with pytest.raises(ValueError):
         hash_password("\ud800")
+
+
+def test_login_attempt_on_an_sso_only_account_spends_one_hash(
+    user: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[str] = []
+    monkeypatch.setattr("appframework.auth.manager.burn_hash_time", calls.append)
+    user.set_unusable_password()
+    user.save()
+    assert container.resolve(AuthManager).attempt_sync(user.email, "anything") is None
+    assert calls == ["anything"]
+
+
+def test_wrong_password_against_an_older_cheaper_hash_is_hardened(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    old = PBKDF2PasswordHasher().encode("secret", "saltsaltsaltsaltsaltsa", iterations=10)
+    hardened: list[str] = []
+    monkeypatch.setattr(
+        PBKDF2PasswordHasher, "harden_runtime", lambda self, pw, enc: hardened.append(enc)
+    )
+    assert verify_password("wrong", old) is False
+    assert hardened == [old]
+    assert verify_password("secret", old) is True
+    assert hardened == [old]  # a correct password is not slowed down
