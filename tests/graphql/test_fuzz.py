@@ -248,7 +248,7 @@ requests = st.one_of(chaos, well_formed, well_formed)
 @pytest.mark.parametrize("graphiql", [True, False], ids=["graphiql-on", "graphiql-off"])
 @pytest.mark.usefixtures("_graphiql")
 @hsettings(
-    max_examples=750,
+    max_examples=1500,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
