@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import AnonymousUser
 from django.test import AsyncRequestFactory, RequestFactory
 
-from appframework.authorization import Gate
+from appframework.authorization import Gate, gate_evaluated
+from appframework.container import container
 
 
 class Thing:
@@ -56,6 +58,35 @@ def _close_worker_thread_connections(request: pytest.FixtureRequest) -> Iterator
 def gate() -> Gate:
     """A fresh Gate: the container's shared one is never touched by rule tests."""
     return Gate()
+
+
+@pytest.fixture
+def bound_gate() -> Iterator[Gate]:
+    """A fresh Gate bound in the container for one test (authorize/has_perm read it
+    there); the shared one is put back afterwards."""
+    shared = container.resolve(Gate)
+    fresh = Gate()
+    container.bind(Gate, fresh)
+    try:
+        yield fresh
+    finally:
+        container.bind(Gate, shared)
+
+
+@contextmanager
+def recording_evaluations(gate: Gate) -> Iterator[list[dict[str, Any]]]:
+    """Collect the keyword arguments of every gate_evaluated sent by ``gate``."""
+    seen: list[dict[str, Any]] = []
+
+    def receiver(sender: Any, signal: Any = None, **kwargs: Any) -> None:
+        if sender is gate:
+            seen.append(kwargs)
+
+    gate_evaluated.connect(receiver, weak=False)
+    try:
+        yield seen
+    finally:
+        gate_evaluated.disconnect(receiver)
 
 
 @pytest.fixture

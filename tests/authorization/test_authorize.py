@@ -75,19 +75,10 @@ class TestAuthorizeSync:
         with pytest.raises(KeyError):
             authorize_sync(sync_request(user), "no-such-ability", post)
 
-    def test_multiple_arguments_reach_the_gate(self, user: Any) -> None:
-        from appframework.authorization import Gate
-        from appframework.container import container
-
-        shared = container.resolve(Gate)
-        gate = Gate()
+    def test_multiple_arguments_reach_the_gate(self, user: Any, bound_gate: Any) -> None:
         seen: list[tuple[Any, ...]] = []
-        gate.define("transfer", lambda u, *args: seen.append(args) or True)
-        container.bind(Gate, gate)
-        try:
-            assert authorize_sync(sync_request(user), "transfer", "a", "b") is user
-        finally:
-            container.bind(Gate, shared)
+        bound_gate.define("transfer", lambda u, *args: seen.append(args) or True)
+        assert authorize_sync(sync_request(user), "transfer", "a", "b") is user
         assert seen == [("a", "b")]
 
 

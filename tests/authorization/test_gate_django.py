@@ -17,11 +17,13 @@ from django.contrib.auth.models import AnonymousUser, Group
 from django.contrib.auth.models import Permission as DjangoPermission
 from django.test import Client, override_settings
 
-from appframework.authorization import Gate, GateBackend, gate_evaluated
+from appframework.authorization import Gate, GateBackend
 from appframework.authorization.checks import check_backend
 from appframework.container import container
 from testproject.blog.models import Post, User
 from tests.conftest import login_client
+
+from .conftest import recording_evaluations
 
 
 def _django_permission(codename: str = "change_post") -> DjangoPermission:
@@ -31,18 +33,8 @@ def _django_permission(codename: str = "change_post") -> DjangoPermission:
 @pytest.fixture
 def evaluations() -> Iterator[list[dict[str, Any]]]:
     """Records gate_evaluated sent by the container's Gate."""
-    shared = container.resolve(Gate)
-    seen: list[dict[str, Any]] = []
-
-    def receiver(sender: Any, **kwargs: Any) -> None:
-        if sender is shared:
-            seen.append(kwargs)
-
-    gate_evaluated.connect(receiver, weak=False)
-    try:
+    with recording_evaluations(container.resolve(Gate)) as seen:
         yield seen
-    finally:
-        gate_evaluated.disconnect(receiver)
 
 
 class TestBackendInstalled:
@@ -135,16 +127,12 @@ class TestHasPermReachesGate:
         assert other_user.has_perm("publish-post") is True
         assert user.has_perm("publish-post") is False
 
-    def test_has_perm_tuple_object_carries_several_gate_arguments(self, user: Any) -> None:
-        shared = container.resolve(Gate)
-        gate = Gate()
+    def test_has_perm_tuple_object_carries_several_gate_arguments(
+        self, user: Any, bound_gate: Gate
+    ) -> None:
         seen: list[tuple[Any, ...]] = []
-        gate.define("transfer", lambda u, *args: seen.append(args) or True)
-        container.bind(Gate, gate)
-        try:
-            assert user.has_perm("transfer", ("from", "to")) is True
-        finally:
-            container.bind(Gate, shared)
+        bound_gate.define("transfer", lambda u, *args: seen.append(args) or True)
+        assert user.has_perm("transfer", ("from", "to")) is True
         assert seen == [("from", "to")]
 
     def test_has_perm_unknown_ability_is_false(self, user: Any, post: Any) -> None:

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from appframework.authorization import Decision, Gate, gate_evaluated
+from appframework.authorization import Decision, Gate
 from appframework.authorization.testing import assert_scope_matches
 from appframework.container import container
 from testproject.blog.models import Post
 from testproject.blog.policies import PostPolicy, register
 
-from .conftest import Person, Thing
+from .conftest import Person, Thing, recording_evaluations
 
 
 @pytest.fixture
@@ -99,17 +99,8 @@ class TestInspect:
 # -- gate_evaluated ------------------------------------------------------------------------------
 @pytest.fixture
 def received(gate: Gate) -> Iterator[list[dict[str, Any]]]:
-    seen: list[dict[str, Any]] = []
-
-    def receiver(sender: Any, signal: Any, **kwargs: Any) -> None:
-        if sender is gate:
-            seen.append(kwargs)
-
-    gate_evaluated.connect(receiver, weak=False)
-    try:
+    with recording_evaluations(gate) as seen:
         yield seen
-    finally:
-        gate_evaluated.disconnect(receiver)
 
 
 class TestGateEvaluatedSignal:
