@@ -117,10 +117,6 @@ class _Section:
         setattr(self, key, value)
         return value
 
-    def is_set(self, key: str) -> bool:
-        """True when the project gave ``key`` explicitly."""
-        return key in self._user
-
 
 class AppSettings:
     """``app_settings.AUTH.USERNAME_FIELD`` and the like."""

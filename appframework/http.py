@@ -6,6 +6,7 @@ import json
 from http import HTTPStatus
 
 from django.http import HttpRequest, HttpResponse
+from django.utils.html import escape
 
 __all__ = ["has_authorization", "problem_response", "wants_json"]
 
@@ -46,8 +47,6 @@ def problem_response(
         )
         response = HttpResponse(body, status=status, content_type="application/problem+json")
     else:
-        from django.utils.html import escape
-
         body = f"<!doctype html><title>{status} {escape(title)}</title><h1>{escape(title)}</h1><p>{escape(detail)}</p>"
         response = HttpResponse(body, status=status, content_type="text/html; charset=utf-8")
     for name, value in (headers or {}).items():

@@ -22,7 +22,13 @@ from appframework.exceptions import AppFrameworkError
 from .documents import DocumentCache, Prepared
 from .schema import get_schema
 
-__all__ = ["aexecute_graphql", "document_cache", "execute_graphql", "format_error"]
+__all__ = [
+    "aexecute_graphql",
+    "document_cache",
+    "execute_graphql",
+    "format_error",
+    "internal_error",
+]
 
 logger = logging.getLogger("appframework.graphql")
 
@@ -71,7 +77,8 @@ def _response(result: ExecutionResult | Prepared) -> dict[str, Any]:
     return body
 
 
-def _internal_error(exc: BaseException) -> dict[str, Any]:
+def internal_error(exc: BaseException) -> dict[str, Any]:
+    """Log ``exc`` and the response dict that reports it (message masked unless DEBUG)."""
     logger.error("GraphQL execution failed", exc_info=exc)
     message = f"{type(exc).__name__}: {exc}" if settings.DEBUG else GENERIC_MESSAGE
     return {"data": None, "errors": [{"message": message}]}
@@ -134,7 +141,7 @@ def execute_graphql(
             result = async_to_sync(_await)(result)
         return _response(result)
     except Exception as exc:  # the no-5xx guarantee: anything else is logged and reported
-        return _internal_error(exc)
+        return internal_error(exc)
 
 
 async def aexecute_graphql(
@@ -158,7 +165,7 @@ async def aexecute_graphql(
             result = await result
         return _response(result)
     except Exception as exc:
-        return _internal_error(exc)
+        return internal_error(exc)
 
 
 async def _await(awaitable: Any) -> Any:

@@ -17,7 +17,7 @@ from django.http import HttpRequest, HttpResponse
 
 from appframework.conf import app_settings
 
-from .execution import aexecute_graphql, execute_graphql
+from .execution import aexecute_graphql, execute_graphql, internal_error
 from .graphiql import render_graphiql
 
 __all__ = ["GraphQLRequest", "async_graphql_view", "graphql_view", "parse_graphql_request"]
@@ -55,9 +55,7 @@ def _json_response(
             encoded = json.dumps(body, separators=(",", ":"), allow_nan=False).encode("ascii")
     except (TypeError, ValueError, RecursionError) as exc:
         # A resolver produced something JSON cannot carry: report it, never a 500.
-        from .execution import _internal_error
-
-        encoded = json.dumps(_internal_error(exc)).encode("ascii")
+        encoded = json.dumps(internal_error(exc)).encode("ascii")
     response = HttpResponse(encoded, status=status, content_type=JSON)
     for name, value in (headers or {}).items():
         response[name] = value

@@ -38,6 +38,7 @@ from .tokens import (
     mint_token,
     rotate_nonce,
     session_binding,
+    session_cookie_name,
     token_is_valid,
     unmask,
 )
@@ -75,7 +76,7 @@ def _protect_cookie() -> str | None:
     value = app_settings.CSRF.PROTECT_IF_COOKIE_PRESENT
     if value is AUTO:
         installed = apps.is_installed("appframework.auth")
-        return str(settings.SESSION_COOKIE_NAME) if installed else None
+        return session_cookie_name() if installed else None
     return value or None
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "mint_token",
     "rotate_nonce",
     "session_binding",
+    "session_cookie_name",
     "token_is_valid",
     "unmask",
 ]
@@ -90,7 +91,8 @@ def unmask(masked: str) -> str | None:
 
 
 @derived_setting
-def _session_cookie_name() -> str:
+def session_cookie_name() -> str:
+    """``SESSION_COOKIE_NAME``, read once per settings change (it is checked per request)."""
     return str(settings.SESSION_COOKIE_NAME)
 
 
@@ -99,7 +101,7 @@ def session_binding(request: HttpRequest) -> str:
     session = getattr(request, "session", None)
     if session is None:
         return ""
-    if not session.accessed and _session_cookie_name() not in request.COOKIES:
+    if not session.accessed and session_cookie_name() not in request.COOKIES:
         return ""  # no session cookie and nothing stored yet: nothing to decode
     uid = session.get(SESSION_KEY)
     if not uid:

@@ -68,12 +68,6 @@ def test_user_value_overrides_default() -> None:
         assert app_settings.CSRF.COOKIE_NAME == "csrf_token"
 
 
-def test_is_set_reports_explicit_keys() -> None:
-    with override_settings(APPFRAMEWORK={"CSRF": {"HEADER_NAME": "X-Other"}}):
-        assert app_settings.CSRF.is_set("HEADER_NAME")
-        assert not app_settings.CSRF.is_set("COOKIE_NAME")
-
-
 def test_unknown_section_raises_naming_it() -> None:
     with (
         override_settings(APPFRAMEWORK={"CSFR": {"ENABLED": False}}),
