@@ -42,8 +42,6 @@ Target: suite/django <= 1.15 in every scenario.
 from __future__ import annotations
 
 import argparse
-import gc
-import io
 import statistics
 import sys
 import time
@@ -57,6 +55,7 @@ if str(ROOT) not in sys.path:
 
 import django  # noqa: E402
 from django.conf import settings  # noqa: E402
+from wsgi_driver import call, run_batch  # noqa: E402
 
 # The suite's stack, apps and auth backends are read from testproject/settings.py (a plain
 # module import: it does not configure Django), so the benchmark follows the project.
@@ -184,31 +183,6 @@ def base_environ(path: str, cookies: dict[str, str] | None = None) -> dict[str, 
     return environ
 
 
-class _StartResponse:
-    __slots__ = ("headers", "status")
-
-    def __init__(self) -> None:
-        self.status = ""
-        self.headers: list[tuple[str, str]] = []
-
-    def __call__(self, status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
-        self.status = status
-        self.headers = headers
-        return lambda data: None
-
-
-def call(handler: Any, environ: dict[str, Any]) -> tuple[str, list[tuple[str, str]], bytes]:
-    env = dict(environ)
-    env["wsgi.input"] = io.BytesIO(b"")
-    sr = _StartResponse()
-    result = handler(env, sr)
-    try:
-        body = b"".join(result)
-    finally:
-        result.close()
-    return sr.status, sr.headers, body
-
-
 def set_cookies(headers: list[tuple[str, str]]) -> dict[str, str]:
     jar: dict[str, str] = {}
     for name, value in headers:
@@ -216,24 +190,6 @@ def set_cookies(headers: list[tuple[str, str]]) -> dict[str, str]:
             for key, morsel in SimpleCookie(value).items():
                 jar[key] = morsel.value
     return jar
-
-
-def run_batch(
-    handler: Any, environ: dict[str, Any], n: int, clock: Any = time.perf_counter
-) -> float:
-    """Mean seconds per request over ``n`` requests."""
-    BytesIO = io.BytesIO
-    sr = _StartResponse()
-    gc.collect()
-    start = clock()
-    for _ in range(n):
-        env = environ.copy()
-        env["wsgi.input"] = BytesIO(b"")
-        result = handler(env, sr)
-        for _chunk in result:
-            pass
-        result.close()
-    return (clock() - start) / n
 
 
 # -- set-up -------------------------------------------------------------------------------

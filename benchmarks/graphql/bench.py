@@ -44,8 +44,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gc
-import io
 import json
 import statistics
 import sys
@@ -54,9 +52,11 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+for _path in (HERE, HERE.parent):  # bench_schemas; the shared wsgi_driver
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
 
+import wsgi_driver  # noqa: E402
 from bench_schemas import EXPECTED, QUERY, VARIABLES  # noqa: E402
 
 ALL_CONTENDERS = ("ours", "ours-nocache", "graphene", "strawberry", "strawberry-cached", "floor")
@@ -183,19 +183,6 @@ def urlconf_name(contender: str) -> str:
 
 
 # -- WSGI driving ------------------------------------------------------------------------------
-class _StartResponse:
-    __slots__ = ("headers", "status")
-
-    def __init__(self) -> None:
-        self.status = ""
-        self.headers: list[tuple[str, str]] = []
-
-    def __call__(self, status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
-        self.status = status
-        self.headers = headers
-        return lambda data: None
-
-
 def environ_for(name: str) -> dict[str, Any]:
     from django.test import RequestFactory
 
@@ -211,32 +198,13 @@ def environ_for(name: str) -> dict[str, Any]:
 
 
 def call(handler: Any, environ: dict[str, Any]) -> tuple[str, bytes]:
-    env = environ.copy()
-    env["wsgi.input"] = io.BytesIO(BODY)
-    sr = _StartResponse()
-    result = handler(env, sr)
-    try:
-        body = b"".join(result)
-    finally:
-        result.close()
-    return sr.status, body
+    status, _headers, body = wsgi_driver.call(handler, environ, BODY)
+    return status, body
 
 
 def run_batch(handler: Any, environ: dict[str, Any], n: int, clock: Any) -> float:
     """Mean seconds per request over ``n`` requests."""
-    BytesIO = io.BytesIO
-    body = BODY
-    sr = _StartResponse()
-    gc.collect()
-    start = clock()
-    for _ in range(n):
-        env = environ.copy()
-        env["wsgi.input"] = BytesIO(body)
-        result = handler(env, sr)
-        for _chunk in result:
-            pass
-        result.close()
-    return (clock() - start) / n
+    return wsgi_driver.run_batch(handler, environ, n, clock, BODY)
 
 
 class Contender:
