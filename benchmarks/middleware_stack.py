@@ -86,20 +86,7 @@ def configure() -> None:
         INSTALLED_APPS=list(project_settings.INSTALLED_APPS),
         MIDDLEWARE=SUITE_MIDDLEWARE,
         ROOT_URLCONF=__name__,
-        TEMPLATES=[
-            {
-                "BACKEND": "django.template.backends.django.DjangoTemplates",
-                "DIRS": [],
-                "APP_DIRS": True,
-                "OPTIONS": {
-                    "context_processors": [
-                        "django.template.context_processors.request",
-                        "django.contrib.auth.context_processors.auth",
-                        "django.contrib.messages.context_processors.messages",
-                    ]
-                },
-            }
-        ],
+        TEMPLATES=project_settings.TEMPLATES,
         DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}},
         CACHES={"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}},
         AUTH_USER_MODEL=project_settings.AUTH_USER_MODEL,  # blog.User
