@@ -1,17 +1,21 @@
 """System checks of the core (ids ``appframework.E0xx`` / ``W0xx``; docs/checks.md).
 
-Ids are stable: a retired check keeps its id reserved.
+Ids are stable: a retired check keeps its id reserved. E007, E008 and W005 are deployment
+checks: they run under ``manage.py check --deploy`` only, because a laptop is allowed a
+throwaway key, plain-HTTP cookies and an in-process cache.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from django.apps import AppConfig, apps
 from django.conf import settings
 from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.crypto import constant_time_compare
 from django.utils.module_loading import import_string
 
 from .conf import app_settings
@@ -54,6 +58,15 @@ def middleware_index(cls_path: str) -> int | None:
     return None
 
 
+def _secret_key() -> str:
+    """``SECRET_KEY``, or "" when it is unset (Django raises on access then)."""
+    try:
+        secret = settings.SECRET_KEY
+    except ImproperlyConfigured:
+        return ""
+    return secret if isinstance(secret, str) else ""
+
+
 def _sessions_used() -> bool:
     return middleware_index(SESSION_MIDDLEWARE) is not None or apps.is_installed(
         "appframework.auth"
@@ -68,11 +81,7 @@ def check_secret_key(
     **kwargs: Any,
 ) -> list[checks.CheckMessage]:
     """E001: sessions in use without a secret."""
-    try:
-        secret = settings.SECRET_KEY
-    except ImproperlyConfigured:
-        secret = ""
-    if _sessions_used() and not secret:
+    if _sessions_used() and not _secret_key():
         return [
             _error(
                 "appframework.E001",
@@ -194,3 +203,171 @@ def check_middleware(
             )
         )
     return messages
+
+
+# -- deployment checks (manage.py check --deploy) ----------------------------------------------
+#: Secret keys published somewhere: whoever knows one can forge sessions, CSRF tokens and
+#: API tokens. The first is the key this repository's demo used to ship with.
+KNOWN_SECRET_KEYS: frozenset[str] = frozenset(
+    {"demo-only-insecure-key-do-not-deploy-0123456789abcdef"}
+)
+#: Django's startproject writes keys with this prefix into settings.py, i.e. into git.
+INSECURE_KEY_PREFIX = "django-insecure-"
+
+LOCMEM_CACHE = "django.core.cache.backends.locmem.LocMemCache"
+
+
+def _demo_file_key() -> str | None:
+    """The key in ``settings.DEMO_SECRET_KEY_FILE`` (the demo's per-machine key), if any."""
+    path = getattr(settings, "DEMO_SECRET_KEY_FILE", None)
+    if not path:
+        return None
+    try:
+        return Path(path).read_text(encoding="ascii").strip() or None
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+@checks.register(checks.Tags.security, deploy=True)
+def check_demo_secret_key(
+    *,
+    app_configs: Sequence[AppConfig] | None = None,
+    databases: Sequence[str] | None = None,
+    **kwargs: Any,
+) -> list[checks.CheckMessage]:
+    """E007: SECRET_KEY is a published placeholder or the demo's local key."""
+    secret = _secret_key()
+    if not secret:
+        return []  # no key at all is E001's business
+    demo_key = _demo_file_key()
+    if secret in KNOWN_SECRET_KEYS or secret.startswith(INSECURE_KEY_PREFIX):
+        reason = "a published placeholder"
+    elif demo_key is not None and constant_time_compare(secret, demo_key):
+        reason = f"the demo's local key (read from {settings.DEMO_SECRET_KEY_FILE})"
+    else:
+        return []
+    return [
+        _error(
+            "appframework.E007",
+            f"SECRET_KEY is {reason}: anyone who knows it can forge sessions, CSRF tokens "
+            "and API tokens.",
+            "Set APP_SECRET_KEY to a long random value kept out of the repository, e.g. "
+            "from django.core.management.utils.get_random_secret_key().",
+        )
+    ]
+
+
+@checks.register(checks.Tags.security, deploy=True)
+def check_session_cookie_secure(
+    *,
+    app_configs: Sequence[AppConfig] | None = None,
+    databases: Sequence[str] | None = None,
+    **kwargs: Any,
+) -> list[checks.CheckMessage]:
+    """E008: session cookies may travel over plain HTTP in production."""
+    # DEBUG on means a development server, usually plain http://localhost, where a
+    # Secure cookie would never come back; only a production configuration is refused.
+    if settings.DEBUG or settings.SESSION_COOKIE_SECURE or not _sessions_used():
+        return []
+    return [
+        _error(
+            "appframework.E008",
+            "SESSION_COOKIE_SECURE is False with DEBUG off: the session cookie (the "
+            "login itself) would also be sent over plain HTTP, readable on the network.",
+            "Serve the site over HTTPS and set SESSION_HTTPS_ONLY=true (it sets "
+            "SESSION_COOKIE_SECURE and CSRF_COOKIE_SECURE).",
+        )
+    ]
+
+
+def _is_locmem(alias: str) -> bool:
+    config = (getattr(settings, "CACHES", None) or {}).get(alias)
+    if not isinstance(config, dict):
+        return False  # an unknown alias fails loudly at first use; not this check's job
+    backend = config.get("BACKEND", "")
+    if backend == LOCMEM_CACHE:
+        return True
+    try:
+        from django.core.cache.backends.locmem import LocMemCache
+
+        cls = import_string(backend)
+        return isinstance(cls, type) and issubclass(cls, LocMemCache)
+    except ImportError:
+        return False
+
+
+@checks.register(checks.Tags.caches, checks.Tags.security, deploy=True)
+def check_shared_caches(
+    *,
+    app_configs: Sequence[AppConfig] | None = None,
+    databases: Sequence[str] | None = None,
+    **kwargs: Any,
+) -> list[checks.CheckMessage]:
+    """W005: revocations or the login throttle on a per-process (locmem) cache."""
+    uses: dict[str, list[str]] = {}
+    try:
+        revocation = str(app_settings.AUTH.REVOCATION_CACHE)
+        throttle = str(app_settings.RATE_LIMIT.CACHE)
+    except (ImproperlyConfigured, AttributeError):
+        return []  # a broken APPFRAMEWORK is E002's business
+    if apps.is_installed("appframework.auth"):
+        uses.setdefault(revocation, []).append(
+            "AUTH['REVOCATION_CACHE'] (ended sessions, revoked tokens)"
+        )
+        uses.setdefault(throttle, []).append("RATE_LIMIT['CACHE'] (the login throttle)")
+    else:
+        uses.setdefault(throttle, []).append("RATE_LIMIT['CACHE'] (rate limits)")
+    return [
+        _warning(
+            "appframework.W005",
+            f"Cache {alias!r}, used by APPFRAMEWORK {' and '.join(what)}, is Django's "
+            "LocMemCache: each process keeps its own copy, so with several workers a "
+            "logout or revocation holds in one process only and every process counts "
+            "login attempts separately.",
+            f"Point CACHES[{alias!r}] at a shared cache (Redis, Memcached or Django's "
+            "database cache), or name another alias in APPFRAMEWORK.",
+        )
+        for alias, what in uses.items()
+        if _is_locmem(alias)
+    ]
+
+
+_EVICTING_BACKENDS = ("memcached.",)
+
+
+@checks.register(checks.Tags.caches, checks.Tags.security, deploy=True)
+def check_revocation_cache(
+    *,
+    app_configs: Sequence[AppConfig] | None = None,
+    databases: Sequence[str] | None = None,
+    **kwargs: Any,
+) -> list[checks.CheckMessage]:
+    """W006: the record of ended sessions sits where it can be evicted."""
+    if not apps.is_installed("appframework.auth"):
+        return []
+    try:
+        revocation = str(app_settings.AUTH.REVOCATION_CACHE)
+        throttle = str(app_settings.RATE_LIMIT.CACHE)
+    except (ImproperlyConfigured, AttributeError):
+        return []
+    caches: dict[str, Any] = getattr(settings, "CACHES", {})
+    backend = str(caches.get(revocation, {}).get("BACKEND", ""))
+    reasons = []
+    if revocation == throttle:
+        reasons.append(
+            "it is also the login throttle's cache, which writes a key per attempt: a "
+            "flood of attempts can evict revocations"
+        )
+    if any(name in backend for name in _EVICTING_BACKENDS):
+        reasons.append("Memcached evicts entries under memory pressure")
+    if not reasons:
+        return []
+    return [
+        _warning(
+            "appframework.W006",
+            f"AUTH['REVOCATION_CACHE'] ({revocation!r}) may forget an ended session or a "
+            f"revoked token — then a kept cookie or token works again: {'; '.join(reasons)}.",
+            "Give REVOCATION_CACHE an alias of its own on a cache that does not evict: "
+            "Django's database cache, or Redis with maxmemory-policy noeviction.",
+        )
+    ]

@@ -47,6 +47,25 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "API_TOKEN_EXPIRES_IN": 30 * 24 * 3600,
         # 0 = the running Django's PBKDF2 default; a larger number raises it.
         "PASSWORD_ITERATIONS": 0,
+        # Import string of the class bound as the token manager (subclass TokenManager).
+        "TOKEN_MANAGER": "appframework.auth.tokens.TokenManager",
+        # Cache alias holding ended sessions and revoked tokens until they expire.
+        "REVOCATION_CACHE": "default",
+        # Plain logout() also revokes the API tokens issued from that session.
+        "REVOKE_TOKENS_ON_LOGOUT": False,
+    },
+    "RATE_LIMIT": {
+        # Cache alias of the RateLimiter (atomic increments: locmem, Redis, Memcached).
+        "CACHE": "default",
+        # Login throttle: failed attempts per (account, client address) and per client
+        # address within LOGIN_WINDOW seconds; None switches that count off.
+        "LOGIN_ATTEMPTS": 5,
+        "LOGIN_ADDRESS_ATTEMPTS": 50,
+        "LOGIN_WINDOW": 300,
+        # Client address: REMOTE_ADDR, unless this names a header set by proxies you
+        # trust (e.g. "X-Forwarded-For"); TRUSTED_PROXY_COUNT proxies append to it.
+        "CLIENT_IP_HEADER": None,
+        "TRUSTED_PROXY_COUNT": 1,
     },
     "CSRF": {
         "ENABLED": True,
@@ -55,6 +74,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "FORM_FIELD": "_token",
         # AUTO: the session cookie name when the AuthServiceProvider is installed.
         "PROTECT_IF_COOKIE_PRESENT": AUTO,
+        # Unsafe requests the CSRF check covers must come from this site's origin or one
+        # of Django's CSRF_TRUSTED_ORIGINS (Origin header, or Referer on HTTPS).
+        "CHECK_ORIGIN": True,
     },
     "SECURITY_HEADERS": {
         "CSP": None,
@@ -77,12 +99,18 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "GRAPHIQL_ASSETS": None,
         # Serve the endpoint with the async view (async resolvers, ASGI deployments).
         "ASYNC": False,
+        # Breadth limits checked before execution; None (the default) disables each.
+        "MAX_ALIASES": None,
+        "MAX_ROOT_FIELDS": None,
+        "MAX_FIELDS": None,
+        # False rejects __schema/__type and hides "Did you mean ...?" suggestions.
+        "INTROSPECTION": True,
     },
 }
 
 # (section, key) pairs holding dotted paths, imported on first access.
 IMPORT_STRINGS: frozenset[tuple[str, str]] = frozenset(
-    {("AUTH", "CSRF_EXEMPT"), ("GRAPHQL", "SCHEMA")}
+    {("AUTH", "CSRF_EXEMPT"), ("AUTH", "TOKEN_MANAGER"), ("GRAPHQL", "SCHEMA")}
 )
 
 

@@ -1,4 +1,4 @@
-"""Turn SPEC's environment variables into Django settings.
+"""Turn appframework's environment variables (docs/settings.md) into Django settings.
 
 Call it last in ``settings.py``::
 
@@ -67,7 +67,7 @@ def _secret(name: str, raw: str) -> str:
     return raw
 
 
-# variable -> (where it goes, parser, SPEC default or None for "leave unset").
+# variable -> (where it goes, parser, default or None for "leave unset").
 # A target is a Django setting name, or (section, key) inside APPFRAMEWORK.
 Target = str | tuple[str, str]
 _VARIABLES: tuple[tuple[str, tuple[Target, ...], Callable[[str, str], Any], Any], ...] = (
@@ -111,7 +111,8 @@ def apply_environment(
     """Fill ``namespace`` (a settings module's ``globals()``) from ``environ``.
 
     Django settings and APPFRAMEWORK keys already in ``namespace`` are left alone.
-    Also defaults ``SESSION_ENGINE`` to signed cookies, the one session store SPEC has.
+    Also defaults ``SESSION_ENGINE`` to ``appframework.auth.session_store``: signed-cookie
+    sessions (no server-side store) whose logout also ends any kept copy of the cookie.
     """
     env = os.environ if environ is None else environ
     app = namespace.setdefault("APPFRAMEWORK", {})
@@ -130,5 +131,5 @@ def apply_environment(
                 value = section.setdefault(target[1], value)
             else:
                 value = namespace.setdefault(target, value)
-    namespace.setdefault("SESSION_ENGINE", "django.contrib.sessions.backends.signed_cookies")
+    namespace.setdefault("SESSION_ENGINE", "appframework.auth.session_store")
     return namespace

@@ -4,16 +4,26 @@ from __future__ import annotations
 
 import json
 from http import HTTPStatus
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.utils.html import escape
 
-__all__ = ["has_authorization", "problem_response", "wants_json"]
+__all__ = [
+    "PROBLEM_JSON",
+    "client_ip",
+    "has_authorization",
+    "header_meta_key",
+    "problem_response",
+    "set_request_user",
+    "wants_json",
+]
 
 
 def has_authorization(request: HttpRequest) -> bool:
     """The request presents its own credential (``Authorization``): it is judged by that
-    alone, never by the session cookie (and is exempt from CSRF, SPEC rule 3)."""
+    alone, never by the session cookie (and a browser cannot attach it cross-site, so it
+    is exempt from CSRF)."""
     return "HTTP_AUTHORIZATION" in request.META
 
 
@@ -31,24 +41,91 @@ def wants_json(request: HttpRequest) -> bool:
     return "text/html" not in accept
 
 
+PROBLEM_JSON = "application/problem+json"
+
+
 def problem_response(
     status: int,
-    detail: str,
+    detail: Any,
     *,
-    title: str | None = None,
+    title: Any = None,
+    code: str | None = None,
     headers: dict[str, str] | None = None,
     json_body: bool = True,
 ) -> HttpResponse:
-    """An RFC 9457 problem document (or a short HTML page when ``json_body`` is false)."""
-    title = title or HTTPStatus(status).phrase
+    """An RFC 9457 problem document (or a short HTML page when ``json_body`` is false).
+
+    ``title`` and ``detail`` may be lazy translations; ``code`` is the stable
+    machine-readable name of the error (an extension member of the problem document).
+    """
+    title = str(title or HTTPStatus(status).phrase)
+    detail = str(detail)
     if json_body:
-        body = json.dumps(
-            {"type": "about:blank", "title": title, "status": status, "detail": detail}
-        )
-        response = HttpResponse(body, status=status, content_type="application/problem+json")
+        document: dict[str, Any] = {
+            "type": "about:blank",
+            "title": title,
+            "status": status,
+            "detail": detail,
+        }
+        if code:
+            document["code"] = code
+        response = HttpResponse(json.dumps(document), status=status, content_type=PROBLEM_JSON)
     else:
-        body = f"<!doctype html><title>{status} {escape(title)}</title><h1>{escape(title)}</h1><p>{escape(detail)}</p>"
+        body = (
+            f'<!doctype html><html lang="en"><meta charset="utf-8">'
+            f"<title>{status} {escape(title)}</title>"
+            f"<h1>{status} {escape(title)}</h1><p>{escape(detail)}</p></html>"
+        )
         response = HttpResponse(body, status=status, content_type="text/html; charset=utf-8")
     for name, value in (headers or {}).items():
         response[name] = value
     return response
+
+
+def set_request_user(request: HttpRequest, user: Any) -> None:
+    """Make every reader of the request's user agree: ``request.user`` and
+    ``await request.auser()`` (Django caches the latter separately, so resetting only
+    ``request.user`` leaves async code seeing the old user)."""
+
+    async def auser() -> Any:
+        return user
+
+    request.user = user
+    request.auser = auser
+    request._cached_user = user  # type: ignore[attr-defined]
+    request._acached_user = user  # type: ignore[attr-defined]
+
+
+def header_meta_key(name: str) -> str:
+    """``X-Forwarded-For`` → ``HTTP_X_FORWARDED_FOR``, the key Django files it under."""
+    return "HTTP_" + name.upper().replace("-", "_")
+
+
+def _strip_port(address: str) -> str:
+    # Some proxies write "ip:port" or "[v6]:port"; the port is not part of the client.
+    if address.startswith("["):
+        return address[1:].partition("]")[0]
+    if address.count(":") == 1:
+        return address.partition(":")[0]
+    return address
+
+
+def client_ip(request: HttpRequest) -> str:
+    """The client's address: ``REMOTE_ADDR``, unless ``RATE_LIMIT["CLIENT_IP_HEADER"]``
+    names a header that trusted proxies append to (``X-Forwarded-For``).
+
+    Of that header's comma-separated list the entry ``TRUSTED_PROXY_COUNT`` from the
+    right is taken: the left part is written by the client and can say anything.
+    """
+    from .conf import app_settings
+
+    header = app_settings.RATE_LIMIT.CLIENT_IP_HEADER
+    remote = str(request.META.get("REMOTE_ADDR") or "")
+    if not header:
+        return _strip_port(remote.strip())
+    raw = request.META.get(header_meta_key(str(header)), "")
+    hops = [part.strip() for part in str(raw).split(",") if part.strip()]
+    count = max(1, int(app_settings.RATE_LIMIT.TRUSTED_PROXY_COUNT))
+    if len(hops) < count:
+        return _strip_port(remote.strip())
+    return _strip_port(hops[-count])

@@ -1,49 +1,126 @@
-"""The one exception-to-response mapping of the suite."""
+"""The one exception-to-response mapping of the suite.
+
+Every error — the suite's own exceptions, Django's ``Http404``, ``PermissionDenied``,
+``BadRequest`` and ``SuspiciousOperation``, a 405 from ``require_http_methods``, a URL
+that matches nothing — is answered in one format: an RFC 9457 ``application/problem+json``
+document for API clients, a small HTML page for browsers, with the same status.
+"""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable
 
-from django.http import HttpRequest, HttpResponse
+from django.core.exceptions import (
+    BadRequest,
+    PermissionDenied,
+    RequestDataTooBig,
+    SuspiciousOperation,
+)
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 
 from ._middleware import HybridMiddleware
-from .exceptions import AppFrameworkError, BadRequestException, ForbiddenException
+from .exceptions import (
+    AppFrameworkError,
+    BadRequestException,
+    ForbiddenException,
+    MethodNotAllowedException,
+    NotFoundException,
+    PayloadTooLargeException,
+)
 from .http import problem_response, wants_json
 
-__all__ = ["ErrorMiddleware", "response_for_error"]
+__all__ = ["ErrorMiddleware", "app_error", "response_for_error"]
 
 
-def response_for_error(request: HttpRequest, exc: AppFrameworkError) -> HttpResponse | None:
-    """The response for one of the suite's exceptions.
+def app_error(exception: BaseException, *, log: bool = True) -> AppFrameworkError | None:
+    """The suite's error for ``exception``, or None when it is not an HTTP answer.
 
-    ``None`` hands a 403/400 for an HTML client back to Django, so the project's own
-    ``handler403``/``handler400`` templates render as they always have.
+    Django's own exceptions get the suite's default texts: their messages are written
+    for developers and may name internals. ``log=False`` where Django has logged the
+    exception already (its error handlers).
     """
-    as_json = wants_json(request)
-    if (
-        not as_json
-        and type(exc).status_code in (403, 400)
-        and isinstance(exc, ForbiddenException | BadRequestException)
-    ):
-        return None
+    if isinstance(exception, AppFrameworkError):
+        return exception
+    if isinstance(exception, Http404):
+        return NotFoundException()
+    if isinstance(exception, PermissionDenied):
+        return ForbiddenException()
+    if isinstance(exception, RequestDataTooBig):
+        return PayloadTooLargeException()
+    if isinstance(exception, SuspiciousOperation):
+        if log:
+            # Django logs these on django.security.<Name>; so do we, as it would have.
+            logging.getLogger(f"django.security.{exception.__class__.__name__}").error(
+                str(exception)
+            )
+        return BadRequestException()
+    if isinstance(exception, BadRequest):
+        return BadRequestException()
+    return None
+
+
+def response_for_error(request: HttpRequest, exc: AppFrameworkError) -> HttpResponse:
+    """The response for one of the suite's errors, negotiated on ``Accept``."""
     return problem_response(
         exc.status_code,
         exc.detail,
         title=exc.title,
+        code=exc.code,
         headers=exc.response_headers(),
-        json_body=as_json,
+        json_body=wants_json(request),
     )
 
 
+def _reformat(request: HttpRequest, response: HttpResponse) -> HttpResponse:
+    """Django's bare error answers in the suite's format; any other response as it is."""
+    if isinstance(response, HttpResponseNotAllowed) and not response.content:
+        # require_http_methods / View.http_method_not_allowed: an empty 405.
+        allowed = MethodNotAllowedException(allow=response.get("Allow"))
+        return response_for_error(request, allowed)
+    if response.status_code == 404 and getattr(request, "resolver_match", None) is None:
+        # No URL pattern matched, so no view wrote this 404: Django's handler404 (or,
+        # under DEBUG, its technical page) did. A browser in DEBUG keeps Django's page,
+        # which lists the URL patterns; a project's own handler404 keeps its page.
+        from django.conf import settings
+
+        if settings.DEBUG and not wants_json(request):
+            return response
+        if not settings.DEBUG and not _default_handler404(request):
+            return response
+        return response_for_error(request, NotFoundException())
+    return response
+
+
+def _default_handler404(request: HttpRequest) -> bool:
+    from django.urls import get_resolver
+    from django.views import defaults
+
+    from . import views
+
+    handler = get_resolver(getattr(request, "urlconf", None)).resolve_error_handler(404)
+    return handler in (defaults.page_not_found, views.page_not_found)
+
+
 class ErrorMiddleware(HybridMiddleware):
-    """Maps UnauthorizedException → 401, ForbiddenException → 403, BadRequestException
-    → 400, ValidationException → 422, TooManyRequestsException → 429."""
+    """Maps errors to responses in one format: 400, 401 (``WWW-Authenticate`` for
+    APIs), 403, 404, 405 (``Allow``), 413, 415, 422, 429 (``Retry-After``).
+
+    Put it last in ``MIDDLEWARE`` so that it sees the view's exceptions first. For
+    errors raised outside any view (a 500, or an exception in another middleware) add
+    the handlers of :mod:`appframework.views` to the root URLconf.
+    """
 
     def __call__(self, request: HttpRequest) -> HttpResponse | Awaitable[HttpResponse]:
-        # Exceptions are seen through process_exception; __call__ only passes through.
-        return self.get_response(request)
+        if self.is_async:
+            return self.__acall__(request)
+        response: HttpResponse = self.get_response(request)  # type: ignore[assignment]
+        return _reformat(request, response) if response.status_code in (404, 405) else response
+
+    async def __acall__(self, request: HttpRequest) -> HttpResponse:
+        response: HttpResponse = await self.get_response(request)  # type: ignore[misc]
+        return _reformat(request, response) if response.status_code in (404, 405) else response
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if isinstance(exception, AppFrameworkError):
-            return response_for_error(request, exception)
-        return None
+        error = app_error(exception)
+        return None if error is None else response_for_error(request, error)

@@ -48,7 +48,7 @@ def check_graphql_settings(
                 "Fix the schema definition.",
             )
         )
-    for key in ("MAX_DEPTH", "MAX_TOKENS"):
+    for key in ("MAX_DEPTH", "MAX_TOKENS", "MAX_ALIASES", "MAX_ROOT_FIELDS", "MAX_FIELDS"):
         if not _limit_ok(getattr(conf, key)):
             errors.append(
                 _error(
@@ -81,6 +81,14 @@ def check_graphql_settings(
                 "appframework_graphql.E006",
                 f"APPFRAMEWORK['GRAPHQL']['GRAPHIQL'] must be True, False or None, got {conf.GRAPHIQL!r}.",
                 "None follows DEBUG.",
+            )
+        )
+    if not isinstance(conf.INTROSPECTION, bool):
+        errors.append(
+            _error(
+                "appframework_graphql.E008",
+                f"APPFRAMEWORK['GRAPHQL']['INTROSPECTION'] must be True or False, got {conf.INTROSPECTION!r}.",
+                "False rejects __schema and __type queries.",
             )
         )
     assets = conf.GRAPHIQL_ASSETS

@@ -1,4 +1,4 @@
-"""Parse + validate + limit checks, once per distinct (schema, query text, limits).
+"""Parse + limit checks + validate, once per distinct (schema, query text, limits).
 
 Validation is ~75 % of a small request's cost in graphql-core; a bounded LRU keyed by
 the query *text* (not a fresh ``DocumentNode``, whose hash walks the whole tree) turns a
@@ -19,19 +19,51 @@ from graphql import (
     GraphQLError,
     GraphQLSchema,
     GraphQLSyntaxError,
+    Node,
     OperationDefinitionNode,
     OperationType,
     parse,
     validate,
 )
 
-from .depth import max_operation_depth
+from .measure import Measure, measure
 
-__all__ = ["MAX_CACHED_QUERY_LENGTH", "DocumentCache", "Prepared", "prepare"]
+__all__ = ["MAX_CACHED_QUERY_LENGTH", "DocumentCache", "Limits", "Prepared", "prepare"]
 
 #: Queries longer than this (characters) are prepared but not cached, so 256 entries
 #: stay within a few megabytes whatever clients send.
 MAX_CACHED_QUERY_LENGTH = 16_384
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What a document may be before it runs; ``None`` switches a limit off.
+
+    Hashable: it is part of the document cache's key.
+    """
+
+    max_depth: int | None = None
+    max_tokens: int | None = None
+    max_aliases: int | None = None
+    max_root_fields: int | None = None
+    max_fields: int | None = None
+    introspection: bool = True
+
+    @property
+    def measured(self) -> bool:
+        """Whether any check needs the document walked."""
+        return not self.introspection or any(
+            limit is not None
+            for limit in (self.max_depth, self.max_aliases, self.max_root_fields, self.max_fields)
+        )
+
+    @property
+    def count_cap(self) -> int:
+        """Counting beyond the largest breadth limit + 1 can change no answer."""
+        limits = [
+            n for n in (self.max_aliases, self.max_root_fields, self.max_fields) if n is not None
+        ]
+        return max(limits, default=0) + 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,20 +74,53 @@ class Prepared:
     errors: tuple[GraphQLError, ...] = ()
 
 
-def prepare(
-    schema: GraphQLSchema, query: str, *, max_depth: int | None, max_tokens: int | None
-) -> Prepared:
-    """Parse (bounded by ``max_tokens``), validate, then check depth and operation kinds."""
+def _refused(message: str, node: Node | None = None) -> Prepared:
+    return Prepared(None, (GraphQLError(message, node),))
+
+
+def _violation(size: Measure, limits: Limits) -> Prepared | None:
+    """The first limit ``size`` breaks, as the answer to send; None when all hold."""
+    if not limits.introspection and size.introspection is not None:
+        return _refused("GraphQL introspection is disabled.", size.introspection)
+    if limits.max_depth is not None and size.depth > limits.max_depth:
+        return _refused(
+            f"Query depth {size.depth} exceeds the maximum depth of {limits.max_depth}."
+        )
+    for count, limit, what in (
+        (size.aliases, limits.max_aliases, "aliases"),
+        (size.top_level_fields, limits.max_root_fields, "root fields"),
+        (size.fields, limits.max_fields, "fields"),
+    ):
+        # Counts saturate above the largest limit: say "more than", never a wrong number.
+        if limit is not None and count > limit:
+            return _refused(f"Query has more than the maximum of {limit} {what}.")
+    return None
+
+
+def prepare(schema: GraphQLSchema, query: str, limits: Limits) -> Prepared:
+    """Parse (bounded by ``max_tokens``), check the other limits, validate, then refuse
+    subscriptions.
+
+    The limits are checked before validation: measuring is one linear walk, so an
+    oversized document is turned away before the costlier validation rules see it.
+    """
     try:
-        document = parse(query, max_tokens=max_tokens)
+        document = parse(query, max_tokens=limits.max_tokens)
     except GraphQLSyntaxError as error:
         return Prepared(None, (error,))
     except RecursionError:
-        return Prepared(None, (GraphQLError("Document is nested too deeply to parse."),))
+        return _refused("Document is nested too deeply to parse.")
+    if limits.measured:
+        try:
+            refused = _violation(measure(document, cap=limits.count_cap), limits)
+        except RecursionError:
+            return _refused("Document is nested too deeply to measure.")
+        if refused is not None:
+            return refused
     try:
         errors = validate(schema, document)
     except RecursionError:
-        return Prepared(None, (GraphQLError("Document is nested too deeply to validate."),))
+        return _refused("Document is nested too deeply to validate.")
     if errors:
         return Prepared(None, tuple(errors))
     for definition in document.definitions:
@@ -63,15 +128,11 @@ def prepare(
             isinstance(definition, OperationDefinitionNode)
             and definition.operation is OperationType.SUBSCRIPTION
         ):
-            return Prepared(None, (GraphQLError("Subscriptions are not supported.", [definition]),))
-    if max_depth is not None:
-        depth = max_operation_depth(document)
-        if depth > max_depth:
-            return Prepared(
-                None,
-                (GraphQLError(f"Query depth {depth} exceeds the maximum depth of {max_depth}."),),
-            )
+            return _refused("Subscriptions are not supported.", definition)
     return Prepared(document)
+
+
+CacheKey = tuple[GraphQLSchema, str, Limits]
 
 
 class DocumentCache:
@@ -79,22 +140,18 @@ class DocumentCache:
 
     def __init__(self, maxsize: int) -> None:
         self.maxsize = maxsize
-        self._entries: OrderedDict[tuple[GraphQLSchema, str, int | None, int | None], Prepared] = (
-            OrderedDict()
-        )
+        self._entries: OrderedDict[CacheKey, Prepared] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
 
-    def peek(
-        self, schema: GraphQLSchema, query: str, *, max_depth: int | None, max_tokens: int | None
-    ) -> Prepared | None:
+    def peek(self, schema: GraphQLSchema, query: str, limits: Limits) -> Prepared | None:
         """The cached entry, or None (without preparing anything)."""
         if self.maxsize <= 0:
             return None
         # The schema object itself (hashed by identity), not id(schema): the key keeps it
         # alive, so a collected schema's id can never be reused for a stale entry.
-        key = (schema, query, max_depth, max_tokens)
+        key = (schema, query, limits)
         with self._lock:
             found = self._entries.get(key)
             if found is not None:
@@ -102,16 +159,14 @@ class DocumentCache:
                 self.hits += 1
             return found
 
-    def get(
-        self, schema: GraphQLSchema, query: str, *, max_depth: int | None, max_tokens: int | None
-    ) -> Prepared:
-        found = self.peek(schema, query, max_depth=max_depth, max_tokens=max_tokens)
+    def get(self, schema: GraphQLSchema, query: str, limits: Limits) -> Prepared:
+        found = self.peek(schema, query, limits)
         if found is not None:
             return found
-        prepared = prepare(schema, query, max_depth=max_depth, max_tokens=max_tokens)
+        prepared = prepare(schema, query, limits)
         if self.maxsize <= 0:
             return prepared
-        key = (schema, query, max_depth, max_tokens)
+        key = (schema, query, limits)
         with self._lock:
             self.misses += 1
             if len(query) > MAX_CACHED_QUERY_LENGTH:

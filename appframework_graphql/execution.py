@@ -1,12 +1,13 @@
 """``execute_graphql()``: the function the view calls; usable from a console or a test.
 
 It never raises for client input: every outcome is a response dict with ``data`` and,
-only when there are errors, ``errors`` (SPEC "GraphQL response body").
+only when there are errors, ``errors`` (a list of ``{"message", "locations", "path"}``).
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,11 +20,12 @@ from appframework.conf import app_settings, derived_setting
 from appframework.container import container
 from appframework.exceptions import AppFrameworkError
 
-from .documents import DocumentCache, Prepared
+from .documents import DocumentCache, Limits, Prepared
 from .schema import get_schema
 
 __all__ = [
     "aexecute_graphql",
+    "configured_limits",
     "document_cache",
     "execute_graphql",
     "format_error",
@@ -34,6 +36,10 @@ logger = logging.getLogger("appframework.graphql")
 
 GENERIC_MESSAGE = "Internal server error."
 
+# graphql-core appends " Did you mean 'a', 'b' or 'c'?" (names only, so no "?" inside)
+# to validation and input-coercion messages; 3.2 has no switch to leave it out.
+_SUGGESTION = re.compile(r" ?Did you mean [^?]*\?")
+
 
 @derived_setting
 def document_cache() -> DocumentCache:
@@ -41,21 +47,36 @@ def document_cache() -> DocumentCache:
     return DocumentCache(int(app_settings.GRAPHQL.DOCUMENT_CACHE_SIZE or 0))
 
 
-def format_error(error: GraphQLError) -> dict[str, Any]:
+@derived_setting
+def configured_limits() -> Limits:
+    """The document limits of ``APPFRAMEWORK["GRAPHQL"]`` (rebuilt when settings change)."""
+    conf = app_settings.GRAPHQL
+    return Limits(
+        max_depth=conf.MAX_DEPTH,
+        max_tokens=conf.MAX_TOKENS,
+        max_aliases=conf.MAX_ALIASES,
+        max_root_fields=conf.MAX_ROOT_FIELDS,
+        max_fields=conf.MAX_FIELDS,
+        introspection=bool(conf.INTROSPECTION),
+    )
+
+
+def format_error(error: GraphQLError, *, hide_suggestions: bool = False) -> dict[str, Any]:
     """``message``, ``locations``, ``path`` (and ``extensions``) of one error.
 
     An unexpected exception inside a resolver is logged with its traceback and, unless
     ``DEBUG`` is on, shown as a generic message; the suite's own exceptions (Forbidden,
     Unauthorized, ...) are meant for clients and keep theirs, with their HTTP status as
-    ``extensions.status``.
+    ``extensions.status``. ``hide_suggestions`` drops graphql-core's "Did you mean ...?"
+    hints, which would reveal the schema's names with introspection switched off.
     """
     formatted: dict[str, Any] = dict(error.formatted)
     original = error.original_error
     if isinstance(original, AppFrameworkError):
-        formatted["message"] = original.detail
+        formatted["message"] = str(original.detail)
         extensions = dict(formatted.get("extensions") or {})
         extensions.setdefault("status", original.status_code)
-        extensions.setdefault("code", type(original).__name__)
+        extensions.setdefault("code", original.code)
         formatted["extensions"] = extensions
     elif original is not None and not isinstance(original, GraphQLError):
         logger.error(
@@ -65,15 +86,19 @@ def format_error(error: GraphQLError) -> dict[str, Any]:
         )
         if not settings.DEBUG:
             formatted["message"] = GENERIC_MESSAGE
+    if hide_suggestions and error.path is None:
+        # No path: reported before execution (syntax, validation, variables), in
+        # graphql-core's words. A resolver's error has a path and is the application's.
+        formatted["message"] = _SUGGESTION.sub("", formatted["message"])
     return formatted
 
 
 def _response(result: ExecutionResult | Prepared) -> dict[str, Any]:
-    if isinstance(result, Prepared):
-        return {"data": None, "errors": [format_error(e) for e in result.errors]}
-    body: dict[str, Any] = {"data": result.data}
-    if result.errors:
-        body["errors"] = [format_error(e) for e in result.errors]
+    hide = not configured_limits().introspection
+    errors = result.errors
+    body: dict[str, Any] = {"data": None if isinstance(result, Prepared) else result.data}
+    if errors:
+        body["errors"] = [format_error(e, hide_suggestions=hide) for e in errors]
     return body
 
 
@@ -85,12 +110,10 @@ def internal_error(exc: BaseException) -> dict[str, Any]:
 
 
 def _prepared(schema: GraphQLSchema, query: str, *, cached_only: bool = False) -> Prepared | None:
-    conf = app_settings.GRAPHQL
     cache = document_cache()
-    limits = {"max_depth": conf.MAX_DEPTH, "max_tokens": conf.MAX_TOKENS}
     if cached_only:
-        return cache.peek(schema, query, **limits)
-    return cache.get(schema, query, **limits)
+        return cache.peek(schema, query, configured_limits())
+    return cache.get(schema, query, configured_limits())
 
 
 def _start(

@@ -4,19 +4,36 @@ GraphiQL 4.1.2 is the last release with a UMD build (5.x ships ESM only), paired
 React 18.3.1 UMD (React 19 has none). ``APPFRAMEWORK["GRAPHQL"]["GRAPHIQL_ASSETS"]``
 replaces any of the URLs (for offline use or a strict CSP); a replaced asset is loaded
 without an integrity hash unless one is given as ``"<key>_integrity"``.
+
+For a local copy of the four files, :func:`assets_from_directory` builds that setting
+and :func:`asset_urlpatterns` serves the files (docs/graphql.md, "Self-hosting GraphiQL").
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
+from django.core.exceptions import ImproperlyConfigured
+from django.http import FileResponse, HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.template.loader import render_to_string
+from django.urls import URLPattern, path
+from django.views.decorators.http import require_safe
 
 from appframework.conf import app_settings
 from appframework.security.csrf import csrf_token
 
-__all__ = ["CDN_ASSETS", "assets", "render_graphiql"]
+__all__ = [
+    "CDN_ASSETS",
+    "LOCAL_FILES",
+    "LOCAL_URL_PREFIX",
+    "asset_urlpatterns",
+    "assets",
+    "assets_from_directory",
+    "render_graphiql",
+]
 
 CDN_ASSETS: dict[str, tuple[str, str]] = {
     "react": (
@@ -37,6 +54,14 @@ CDN_ASSETS: dict[str, tuple[str, str]] = {
     ),
 }
 
+#: The file name of each asset in a local copy: the last segment of its CDN URL.
+LOCAL_FILES: dict[str, str] = {key: url.rsplit("/", 1)[1] for key, (url, _) in CDN_ASSETS.items()}
+
+#: Where :func:`asset_urlpatterns` serves a local copy unless told otherwise.
+LOCAL_URL_PREFIX = "/graphiql-assets/"
+
+_CONTENT_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
+
 
 def assets() -> dict[str, dict[str, str]]:
     """``{key: {"url": ..., "integrity": ...}}`` after the project's overrides."""
@@ -47,6 +72,61 @@ def assets() -> dict[str, dict[str, str]]:
             url, integrity = overrides[key], overrides.get(f"{key}_integrity", "")
         result[key] = {"url": url, "integrity": integrity}
     return result
+
+
+def _local_files(directory: str | Path) -> dict[str, Path]:
+    """``{key: file}`` of a local copy; ImproperlyConfigured names what is missing."""
+    root = Path(directory)
+    files = {key: root / name for key, name in LOCAL_FILES.items()}
+    missing = sorted(file.name for file in files.values() if not file.is_file())
+    if missing:
+        raise ImproperlyConfigured(
+            f"The GraphiQL assets directory {str(root)!r} lacks {', '.join(missing)} "
+            "(docs/graphql.md, 'Self-hosting GraphiQL', lists the files)."
+        )
+    return files
+
+
+def assets_from_directory(
+    directory: str | Path, url_prefix: str = LOCAL_URL_PREFIX
+) -> dict[str, str]:
+    """``GRAPHIQL_ASSETS`` for a local copy served at ``url_prefix`` by
+    :func:`asset_urlpatterns`.
+
+    The pinned integrity hashes are kept: a copy of any other version is refused by the
+    browser (the page then says the assets failed to load) instead of half-working.
+    """
+    result: dict[str, str] = {}
+    for key in _local_files(directory):
+        result[key] = f"{url_prefix}{LOCAL_FILES[key]}"
+        result[f"{key}_integrity"] = CDN_ASSETS[key][1]
+    return result
+
+
+def _file_view(file: Path) -> Callable[[HttpRequest], HttpResponseBase]:
+    @require_safe
+    def serve(request: HttpRequest) -> HttpResponseBase:
+        response = FileResponse(file.open("rb"), content_type=_CONTENT_TYPES[file.suffix])
+        # Pinned releases never change in place: let browsers keep them for a day.
+        response["Cache-Control"] = "public, max-age=86400"
+        return response
+
+    return serve
+
+
+def asset_urlpatterns(
+    directory: str | Path | None, url_prefix: str = LOCAL_URL_PREFIX
+) -> list[URLPattern]:
+    """URL patterns serving exactly the four files of a local copy, or none when
+    ``directory`` is empty. One fixed route per file: no part of the URL ever becomes
+    part of a file path, so nothing else in (or outside) the directory is reachable."""
+    if not directory:
+        return []
+    route = url_prefix.lstrip("/")
+    return [
+        path(f"{route}{file.name}", _file_view(file), name=f"graphiql-asset-{key}")
+        for key, file in _local_files(directory).items()
+    ]
 
 
 def render_graphiql(request: HttpRequest) -> HttpResponse:

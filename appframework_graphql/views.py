@@ -92,8 +92,8 @@ def parse_graphql_request(request: HttpRequest) -> GraphQLRequest:
     extensions = body.get("extensions")
     if extensions is not None and not isinstance(extensions, dict):
         raise RequestError(400, "'extensions' must be an object or null.")
-    # Checked last: a body that is not a GraphQL request at all is 400 (SPEC rule 1)
-    # whatever its content type; a well-formed one under the wrong type is 415.
+    # Checked last: a body that is not a GraphQL request at all is 400 whatever its
+    # content type; a well-formed one under the wrong type is 415.
     if request.content_type != JSON or charset not in ("utf-8", "utf8"):
         raise RequestError(415, "Send the GraphQL request as application/json (UTF-8).")
     return GraphQLRequest(query, variables, operation_name)

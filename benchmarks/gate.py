@@ -2,7 +2,7 @@
 
 Run from the repository root:
 
-    .venv/bin/python benchmarks/gate.py [--rounds 15] [--calls 20000] [--clock wall|cpu]
+    .venv/bin/python benchmarks/gate.py [--rounds 15] [--calls 20000] [--clock wall|cpu] [--quick] [--json]
 
 One ability, the same predicate for every contender, plain objects (no database):
 
@@ -17,45 +17,36 @@ One ability, the same predicate for every contender, plain objects (no database)
 
 Each contender runs in interleaved rounds (the order is rotated every round), each
 round timing ``--calls`` calls per contender, half with an allowed post and half with a
-denied one. Reported: the median over rounds of the per-call time, and the median of the
-per-round ratios rules/gate (above 1.0 means the Gate is faster). No receiver is
-connected to ``gate_evaluated``, as in a project that does not audit.
-Target: rules/gate >= 1.0 for allows_sync.
+denied one (wall clock by default: a batch is a few milliseconds). Reported: the median
+over rounds of the per-call time, and the median of the per-round ratios rules/Gate
+(django-rules ``has_perm`` time / ``Gate.allows_sync`` time: above 1.0 means the Gate is
+faster). No receiver is connected to ``gate_evaluated``, as in a project that does not
+audit. ``--quick``: 7 rounds x 10000 calls. ``--json``: see benchlib.py.
+Target: rules/Gate >= 1.0 for allows_sync.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import gc
 import statistics
 import sys
-import time
 from collections.abc import Callable
-from pathlib import Path
+from functools import partial
 from types import SimpleNamespace
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-import django  # noqa: E402
-from django.conf import settings  # noqa: E402
+import benchlib
 
 TARGET = 1.0
 
 
 def configure() -> None:
     # Minimal settings: neither contender needs a database or the project's apps.
-    settings.configure(
-        DEBUG=False,
-        SECRET_KEY="benchmark-only-secret-key-0123456789abcdefghijklmnopqrstuvwxyz",
+    benchlib.configure_django(
         INSTALLED_APPS=["django.contrib.auth", "django.contrib.contenttypes", "rules"],
         DATABASES={},
-        USE_TZ=True,
     )
-    django.setup()
 
 
 def build() -> dict[str, Any]:
@@ -123,15 +114,13 @@ def async_batch(
     return loop.run_until_complete(run())
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--calls", type=int, default=20000, help="calls per contender per round")
-    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
+def main() -> int:
+    parser = benchlib.Parser(__doc__)
+    parser.add_scaled("--rounds", int, 15, 7)
+    parser.add_scaled("--calls", int, 20000, 10000, "calls per contender per round")
+    parser.add_clock("wall")
     args = parser.parse_args()
-    clock = time.perf_counter if args.clock == "wall" else time.process_time
+    clock = args.timer
 
     configure()
     env = build()
@@ -149,57 +138,58 @@ def main() -> None:
 
     loop = asyncio.new_event_loop()
     contenders: dict[str, Callable[[int], float]] = {
-        "gate": lambda n: sync_batch(gate_call, user, own, other, n, clock),
-        "gate async": lambda n: async_batch(gate, user, own, other, n, clock, loop),
-        "rules": lambda n: sync_batch(rules_call, user, own, other, n, clock),
-        "direct": lambda n: sync_batch(pred, user, own, other, n, clock),
+        "gate": partial(sync_batch, gate_call, user, own, other, clock=clock),
+        "gate async": partial(async_batch, gate, user, own, other, clock=clock, loop=loop),
+        "rules": partial(sync_batch, rules_call, user, own, other, clock=clock),
+        "direct": partial(sync_batch, pred, user, own, other, clock=clock),
     }
-    names = list(contenders)
 
     # Warm-up.
-    for name in names:
-        contenders[name](max(1000, args.calls // 10))
+    for batch in contenders.values():
+        batch(max(1000, args.calls // 10))
 
-    samples: dict[str, list[float]] = {name: [] for name in names}
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        for r in range(args.rounds):
-            order = names[r % len(names) :] + names[: r % len(names)]
-            if r % 2:
-                order.reverse()
-            for name in order:
-                samples[name].append(contenders[name](args.calls))
-            gc.collect()
+        samples = benchlib.interleave(
+            {name: partial(batch, args.calls) for name, batch in contenders.items()},
+            args.rounds,
+            after_round=gc.collect,
+        )
     finally:
         if gc_was_enabled:
             gc.enable()
         loop.close()
 
     def ratio(a: str, b: str) -> float:
-        return statistics.median(x / y for x, y in zip(samples[a], samples[b], strict=True))
+        return benchlib.median_ratio(samples[a], samples[b])
 
-    print(
-        f"django-rules {getattr(rules, 'VERSION', '?')}, Django {django.get_version()}, Python {sys.version.split()[0]}"
-    )
+    print(f"django-rules {getattr(rules, 'VERSION', '?')}, {benchlib.platform()}")
     print(
         f"{args.rounds} rounds x {args.calls} calls per contender, clock={args.clock}; per-call medians:"
     )
-    for name in names:
-        med = statistics.median(samples[name]) * 1e6
-        spread = (min(samples[name]) * 1e6, max(samples[name]) * 1e6)
-        print(f"  {name:<11} {med:7.3f} us/call   (min {spread[0]:.3f}, max {spread[1]:.3f})")
-    sync_ratio = ratio("rules", "gate")
-    async_ratio = ratio("rules", "gate async")
+    for name, values in samples.items():
+        med = statistics.median(values) * 1e6
+        print(
+            f"  {name:<11} {med:7.3f} us/call   (min {min(values) * 1e6:.3f}, max {max(values) * 1e6:.3f})"
+        )
+    info = {
+        "rules/Gate async": ratio("rules", "gate async"),
+        "Gate async/Gate": ratio("gate async", "gate"),
+        "Gate/direct": ratio("gate", "direct"),
+    }
     print(
-        f"  rules/gate        = {sync_ratio:5.2f}x   (target >= {TARGET:.1f}: {'OK' if sync_ratio >= TARGET else 'MISSED'})"
+        f"  rules/Gate async  = {info['rules/Gate async']:5.2f}x   (sync rules vs awaited Gate.allows)"
     )
-    print(f"  rules/gate async  = {async_ratio:5.2f}x   (sync rules vs awaited Gate.allows)")
-    print(f"  gate async/gate   = {ratio('gate async', 'gate'):5.2f}x")
+    print(f"  Gate async/Gate   = {info['Gate async/Gate']:5.2f}x")
     print(
-        f"  gate/direct       = {ratio('gate', 'direct'):5.2f}x   (Gate overhead over the bare predicate)"
+        f"  Gate/direct       = {info['Gate/direct']:5.2f}x   (Gate overhead over the bare predicate)"
     )
+    ratios = [
+        benchlib.Ratio("rules/Gate (has_perm/allows_sync)", ratio("rules", "gate"), ">=", TARGET)
+    ]
+    return benchlib.finish(args, "gate", ratios, info)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -2,7 +2,7 @@
 
 Run from the repository root:
 
-    .venv/bin/python benchmarks/hash_password.py [--rounds 11] [--calls 1] [--clock cpu|wall]
+    .venv/bin/python benchmarks/hash_password.py [--rounds 11] [--calls 1] [--clock cpu|wall] [--quick] [--json]
 
 Compares
   * ``appframework.auth.hash_password(pw)``      vs ``django...hashers.make_password(pw)``
@@ -14,56 +14,42 @@ its Django counterpart run back to back (which goes first alternates by round), 
 ``--calls`` calls each; ms is the median of the per-round means and the ratio is the
 median of the per-round paired ratios, so load from other processes on the machine
 hits both sides alike. A last section times both with 1-iteration hashes, which shows
-the only code that differs (the Python around the PBKDF2 call) without the noise. Times are this process's CPU time by default (``--clock wall``
-for perf_counter): on a shared 2-core machine wall time mostly measures the neighbours.
-Target: ratios <= 1.05.
+the only code that differs (the Python around the PBKDF2 call) without the noise. Times
+are this process's CPU time by default (``--clock wall`` for perf_counter): on a shared
+2-core machine wall time mostly measures the neighbours. ``--quick``: 7 rounds.
+``--json``: see benchlib.py.
+Target: hash_password/make_password <= 1.05 and verify_password/check_password <= 1.05.
 """
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
-import time
 import timeit
 from collections.abc import Callable
-from pathlib import Path
+from functools import partial
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-import django  # noqa: E402
-from django.conf import settings  # noqa: E402
+import benchlib
 
 TARGET = 1.05
 PASSWORD = "correct horse battery staple"
 
 
 def configure() -> None:
-    settings.configure(
-        DEBUG=False,
-        SECRET_KEY="benchmark-only-secret-key-0123456789abcdefghijklmnopqrstuvwxyz",
+    benchlib.configure_django(
         INSTALLED_APPS=["django.contrib.auth", "django.contrib.contenttypes"],
         DATABASES={},
         APPFRAMEWORK={},
-        USE_TZ=True,
     )
-    django.setup()
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=11)
+    parser = benchlib.Parser(__doc__)
+    parser.add_scaled("--rounds", int, 11, 7)
     parser.add_argument("--calls", type=int, default=1, help="calls per operation per round")
-    parser.add_argument(
-        "--clock",
-        choices=("cpu", "wall"),
-        default="cpu",
-        help="cpu = this process's CPU time (default; robust to other load), wall = perf_counter",
-    )
+    parser.add_clock("cpu")
     args = parser.parse_args()
-    clock = time.process_time if args.clock == "cpu" else time.perf_counter
+    clock = args.timer
 
     configure()
     from django.contrib.auth.hashers import PBKDF2PasswordHasher, check_password, make_password
@@ -94,30 +80,23 @@ def main() -> int:
             op()
         return (clock() - start) / args.calls
 
-    samples: dict[str, list[float]] = {n: [] for n in ops}
-    ratios: dict[str, list[float]] = {a: [] for a, _ in pairs}
-    for r in range(args.rounds):
-        for a, d in pairs if r % 2 == 0 else reversed(pairs):
-            # The two sides of a pair run back to back, first one then the other.
-            if r % 2 == 0:
-                ta, td = timed(a), timed(d)
-            else:
-                td, ta = timed(d), timed(a)
-            samples[a].append(ta)
-            samples[d].append(td)
-            ratios[a].append(ta / td)
+    # Listed pair by pair and not rotated: the two sides of a pair always run back to back,
+    # and which side (and which pair) goes first alternates by round.
+    samples = benchlib.interleave(
+        {name: partial(timed, name) for name in ops}, args.rounds, rotate=False
+    )
 
     med = {n: statistics.median(v) * 1e3 for n, v in samples.items()}
     print(
-        f"Django {django.get_version()}, Python {sys.version.split()[0]}; PBKDF2-SHA256, "
+        f"{benchlib.platform()}; PBKDF2-SHA256, "
         f"{iterations} iterations; {args.rounds} rounds x {args.calls} call(s), {args.clock} clock;\n"
         "ms = median of round means, ratio = median of per-round paired ratios"
     )
     print(f"{'appframework':<18}{'ms':>9}   {'django':<16}{'ms':>9}{'ratio':>8}")
-    worst = 0.0
+    ratios = []
     for a, d in pairs:
-        ratio = statistics.median(ratios[a])
-        worst = max(worst, ratio)
+        ratio = benchlib.median_ratio(samples[a], samples[d])
+        ratios.append(benchlib.Ratio(f"{a}/{d}", ratio, "<=", TARGET))
         print(f"{a:<18}{med[a]:>9.1f}   {d:<16}{med[d]:>9.1f}{ratio:>8.3f}")
     # Noise-free view of the only code that differs: the Python around the PBKDF2 call.
     # With 1-iteration hashes the key derivation is negligible, so timeit's min shows
@@ -146,9 +125,7 @@ def main() -> int:
             f"  {a} {overhead[a]:.1f} us vs {d} {overhead[d]:.1f} us: {delta:+.1f} us "
             f"= {delta / (med[d] * 1e3):+.6%} of a {iterations}-iteration call"
         )
-    verdict = "PASS" if worst <= TARGET else "MISS"
-    print(f"worst ratio {worst:.3f} (target <= {TARGET}): {verdict}")
-    return 0
+    return benchlib.finish(args, "hash_password", ratios)
 
 
 if __name__ == "__main__":

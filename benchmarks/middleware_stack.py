@@ -2,7 +2,7 @@
 
 Run from the repository root:
 
-    .venv/bin/python benchmarks/middleware_stack.py [--rounds 11] [--batch-seconds 0.15] [--clock cpu|wall]
+    .venv/bin/python benchmarks/middleware_stack.py [--rounds 11] [--batch-seconds 0.15] [--clock cpu|wall] [--quick] [--json]
 
 Two ``WSGIHandler`` instances are built in one process, one per MIDDLEWARE list:
 
@@ -30,12 +30,13 @@ c) logged-in GET ``/me`` with the session cookie and that stack's CSRF cookie; t
    reads ``request.user.is_authenticated`` (one SELECT of the user, session-hash check).
 
 The stacks run in alternating rounds (order flipped every round, ABBA-style), each
-round timing N requests per stack (N sized so a batch takes ~0.15 s, or ``--requests``); us is the median of the per-round mean
-per-request times and the ratio is the median of the per-round suite/django ratios, so
-machine noise hits both stacks alike. Times are this process's CPU time by default
-(``--clock wall`` for perf_counter): on a shared 2-core machine wall time mostly
-measures the neighbours. "mw ratio" compares only the middleware-attributable part
-(stack minus bare handler).
+round timing N requests per stack (N sized so a batch takes ~0.15 s, or ``--requests``);
+us is the median of the per-round mean per-request times and the ratio is the median of
+the per-round suite/django ratios, so machine noise hits both stacks alike. Times are
+this process's CPU time by default (``--clock wall`` for perf_counter): on a shared
+2-core machine wall time mostly measures the neighbours. "mw ratio" compares only the
+middleware-attributable part (stack minus bare handler). ``--quick``: 7 rounds of 0.1 s
+batches. ``--json``: see benchlib.py.
 Target: suite/django <= 1.15 in every scenario.
 """
 
@@ -45,22 +46,18 @@ import argparse
 import statistics
 import sys
 import time
+from functools import partial
 from http.cookies import SimpleCookie
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-import django  # noqa: E402
-from django.conf import settings  # noqa: E402
-from wsgi_driver import call, run_batch  # noqa: E402
+import benchlib
+from django.conf import settings
+from wsgi_driver import call, run_batch
 
 # The suite's stack, apps and auth backends are read from testproject/settings.py (a plain
 # module import: it does not configure Django), so the benchmark follows the project.
-import testproject.settings as project_settings  # noqa: E402
-from appframework.env import apply_environment  # noqa: E402
+import testproject.settings as project_settings
+from appframework.env import apply_environment
 
 SUITE_MIDDLEWARE = list(project_settings.MIDDLEWARE)
 
@@ -77,11 +74,20 @@ DJANGO_MIDDLEWARE = [
 TARGET = 1.15
 USER_EMAIL = "bench@example.com"
 
+SCENARIOS = {
+    "a": "a) anonymous GET, no cookies",
+    "b": "b) anonymous GET, csrf cookie",
+    "c": "c) logged-in GET, session+csrf, user read",
+}
+RATIO_NAMES = {
+    "a": "suite/django a) anonymous",
+    "b": "suite/django b) csrf cookie",
+    "c": "suite/django c) logged in",
+}
+
 
 def configure() -> None:
     ns: dict[str, Any] = dict(
-        DEBUG=False,
-        SECRET_KEY="benchmark-only-secret-key-0123456789abcdefghijklmnopqrstuvwxyz",
         ALLOWED_HOSTS=["testserver"],
         INSTALLED_APPS=list(project_settings.INSTALLED_APPS),
         MIDDLEWARE=SUITE_MIDDLEWARE,
@@ -91,18 +97,16 @@ def configure() -> None:
         CACHES={"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}},
         AUTH_USER_MODEL=project_settings.AUTH_USER_MODEL,  # blog.User
         AUTHENTICATION_BACKENDS=list(project_settings.AUTHENTICATION_BACKENDS),
-        APPFRAMEWORK={},  # SPEC defaults, filled in below
+        APPFRAMEWORK={},  # the suite's defaults, filled in below
         STATIC_URL="static/",
         DEFAULT_AUTO_FIELD="django.db.models.BigAutoField",
-        USE_TZ=True,
         LOGGING={"version": 1, "disable_existing_loggers": False, "root": {"level": "CRITICAL"}},
     )
-    # Same SPEC defaults as testproject (signed_cookies sessions, csrf_token cookie name,
-    # security headers...), but from an empty environment so the shell cannot skew runs.
+    # The suite's defaults, as testproject gets them (its SESSION_ENGINE, the csrf_token
+    # cookie name, security headers...), but from an empty environment so that shell
+    # variables cannot skew runs.
     apply_environment(ns, environ={})
-    assert ns["SESSION_ENGINE"] == "django.contrib.sessions.backends.signed_cookies"
-    settings.configure(**ns)
-    django.setup()
+    benchlib.configure_django(**ns)
 
 
 # -- URLconf (this module is ROOT_URLCONF) ---------------------------------------------
@@ -254,23 +258,18 @@ def scenario_environs(handlers: dict[str, Any]) -> dict[str, dict[str, dict[str,
 
 # -- main ------------------------------------------------------------------------------------
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=11)
+    parser = benchlib.Parser(__doc__.split("\n")[0])
+    parser.add_scaled("--rounds", int, 11, 7)
     parser.add_argument(
         "--requests",
         type=int,
         default=0,
         help="requests per stack per round (default: sized so a batch takes --batch-seconds)",
     )
-    parser.add_argument("--batch-seconds", type=float, default=0.15)
+    parser.add_scaled("--batch-seconds", float, 0.15, 0.1)
     parser.add_argument("--warmup", type=int, default=300)
     parser.add_argument("--no-bare", action="store_true", help="skip the no-middleware reference")
-    parser.add_argument(
-        "--clock",
-        choices=("cpu", "wall"),
-        default="cpu",
-        help="cpu = this process's CPU time (default; robust to other load), wall = perf_counter",
-    )
+    parser.add_clock("cpu")
     parser.add_argument(
         "--instructions",
         action="store_true",
@@ -280,9 +279,8 @@ def main() -> int:
         "--_count", nargs=3, metavar=("STACK", "SCENARIO", "N"), help=argparse.SUPPRESS
     )
     args = parser.parse_args()
-    clock = time.process_time if args.clock == "cpu" else time.perf_counter
     if args.instructions:
-        return instructions_report()
+        return instructions_report(args)
     if args._count:
         stack, scenario, n = args._count
         _count_child(stack, scenario, int(n))
@@ -295,15 +293,11 @@ def main() -> int:
     scenarios = scenario_environs(handlers)
     stacks = ["suite", "django"] + ([] if args.no_bare else ["bare"])
 
-    labels = {
-        "a": "a) anonymous GET, no cookies",
-        "b": "b) anonymous GET, csrf cookie",
-        "c": "c) logged-in GET, session+csrf, user read",
-    }
     print("suite  MIDDLEWARE:", ", ".join(m.rsplit(".", 1)[1] for m in SUITE_MIDDLEWARE))
     print("django MIDDLEWARE:", ", ".join(m.rsplit(".", 1)[1] for m in DJANGO_MIDDLEWARE))
+    print(f"SESSION_ENGINE {settings.SESSION_ENGINE}")
     print(
-        f"Django {django.get_version()}, Python {sys.version.split()[0]}; "
+        f"{benchlib.platform()}; "
         f"{args.rounds} rounds x N requests per stack per scenario, {args.clock} clock;\n"
         "us = median of round means per request; ratio = median of per-round suite/django"
     )
@@ -311,8 +305,9 @@ def main() -> int:
     if not args.no_bare:
         header += f"{'bare us':>10}{'mw ratio':>10}"
     print(header)
-    worst = 0.0
-    for key, label in labels.items():
+    ratios: list[benchlib.Ratio] = []
+    info: dict[str, float] = {}
+    for key, label in SCENARIOS.items():
         environs = scenarios[key]
         for stack in stacks:
             per_request = run_batch(
@@ -320,28 +315,25 @@ def main() -> int:
             )
             if stack == "django":
                 n = args.requests or max(100, round(args.batch_seconds / per_request))
-        samples: dict[str, list[float]] = {s: [] for s in stacks}
-        for r in range(args.rounds):
-            # suite and django always back to back; who goes first alternates.
-            order = stacks if r % 2 == 0 else list(reversed(stacks))
-            for stack in order:
-                samples[stack].append(run_batch(handlers[stack], environs[stack], n, clock))
-        med = {s: statistics.median(v) * 1e6 for s, v in samples.items()}
-        ratio = statistics.median(
-            a / b for a, b in zip(samples["suite"], samples["django"], strict=True)
+        # Not rotated: suite and django always run back to back; who goes first alternates.
+        samples = benchlib.interleave(
+            {s: partial(run_batch, handlers[s], environs[s], n, args.timer) for s in stacks},
+            args.rounds,
+            rotate=False,
         )
-        worst = max(worst, ratio)
+        med = {s: statistics.median(v) * 1e6 for s, v in samples.items()}
+        ratio = benchlib.median_ratio(samples["suite"], samples["django"])
+        ratios.append(benchlib.Ratio(RATIO_NAMES[key], ratio, "<=", TARGET))
         line = f"{label:<44}{n:>6}{med['suite']:>10.1f}{med['django']:>11.1f}{ratio:>8.3f}"
         if not args.no_bare:
             # Ratio of the middleware-attributable part alone (stack minus bare handler).
             d_suite = med["suite"] - med["bare"]
             d_django = med["django"] - med["bare"]
             mw = d_suite / d_django if d_django > 0 else float("nan")
+            info[f"mw ratio {key}"] = mw
             line += f"{med['bare']:>10.1f}{mw:>10.3f}"
         print(line, flush=True)
-    verdict = "PASS" if worst <= TARGET else "MISS"
-    print(f"worst suite/django ratio {worst:.3f} (target <= {TARGET}): {verdict}")
-    return 0
+    return benchlib.finish(args, "middleware_stack", ratios, info)
 
 
 # -- instruction counts (callgrind) ---------------------------------------------------------
@@ -352,8 +344,8 @@ def _count_child(stack: str, scenario: str, n: int) -> None:
     prepare_db()
     handlers = build_handlers()
     environ = scenario_environs(handlers)[scenario][stack]
-    run_batch(handlers[stack], environ, 50)  # warm caches (imports, URL resolver, ...)
-    run_batch(handlers[stack], environ, n)
+    run_batch(handlers[stack], environ, 50, time.perf_counter)  # warm caches (imports, URLs...)
+    run_batch(handlers[stack], environ, n, time.perf_counter)
 
 
 def _instructions(stack: str, scenario: str, n: int) -> int:
@@ -370,24 +362,23 @@ def _instructions(stack: str, scenario: str, n: int) -> int:
     return int(match.group(1))
 
 
-def instructions_report() -> int:
+def instructions_report(args: argparse.Namespace) -> int:
     """Instructions per request = difference of two runs (N=300 and N=100) / 200, so
     set-up cost cancels out. Takes several minutes (everything runs under valgrind)."""
-    print("instructions per request (callgrind), suite vs django; target ratio <= 1.15")
-    worst = 0.0
-    for scenario in ("a", "b", "c"):
+    print(f"instructions per request (callgrind), suite vs django; target ratio <= {TARGET}")
+    ratios = []
+    for scenario in SCENARIOS:
         per: dict[str, float] = {}
         for stack in ("suite", "django"):
             high, low = _instructions(stack, scenario, 300), _instructions(stack, scenario, 100)
             per[stack] = (high - low) / 200
         ratio = per["suite"] / per["django"]
-        worst = max(worst, ratio)
+        ratios.append(benchlib.Ratio(f"{RATIO_NAMES[scenario]} (instr.)", ratio, "<=", TARGET))
         print(
             f"  {scenario}) suite {per['suite']:>10.0f}  django {per['django']:>10.0f}  ratio {ratio:.3f}",
             flush=True,
         )
-    print(f"worst ratio {worst:.3f}: {'PASS' if worst <= TARGET else 'MISS'}")
-    return 0
+    return benchlib.finish(args, "middleware_stack", ratios)
 
 
 if __name__ == "__main__":

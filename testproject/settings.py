@@ -1,25 +1,84 @@
 """Demo project settings; also the base of the test settings (tests/settings.py).
 
 SQLite, locmem cache and eager Celery by default; ``DATABASE_URL=postgres://...``
-selects PostgreSQL. Environment variables from SPEC (APP_SECRET_KEY, SESSION_*, CSRF_*,
-API_TOKEN_EXPIRES_IN, SECURITY_HEADERS_*) are applied last by appframework's helper.
+selects PostgreSQL. appframework's environment variables (APP_SECRET_KEY, SESSION_*,
+CSRF_*, API_TOKEN_EXPIRES_IN, SECURITY_HEADERS_*; docs/settings.md) are applied last by
+``apply_environment``.
+
+Safe by default: DEBUG is off unless ``DEBUG=1`` (``scripts/demo`` sets it), and no
+secret key is committed: without ``APP_SECRET_KEY`` a random key is kept in the ignored
+file ``.demo-secret-key`` next to ``manage.py``. ``manage.py check --deploy`` refuses that
+key (appframework.E007), as it refuses the demo user (blog.E001).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from django.core.management.utils import get_random_secret_key
+
 BASE_DIR = Path(__file__).resolve().parent
 
-DEBUG = os.environ.get("DEBUG", "1") == "1"
+DEBUG = os.environ.get("DEBUG", "0") == "1"
 ALLOWED_HOSTS = ["localhost", "127.0.0.1", "[::1]", "testserver"]
 
+
+def load_or_create_secret_key(path: Path) -> str:
+    """The key stored in ``path``; on first use a new random one, written with mode 0600.
+
+    Never fails: when the file cannot be read or written (a read-only checkout, a CI
+    sandbox) the key is random for this process only, so sessions simply do not survive
+    a restart. Creation is atomic (a private temporary file hard-linked into place), so
+    runserver's two processes, started together, end up with the same key.
+    """
+    try:
+        key = path.read_text(encoding="ascii").strip()
+    except FileNotFoundError:
+        key = ""
+    except (OSError, UnicodeDecodeError):
+        return get_random_secret_key()
+    if key:
+        return key
+    key = get_random_secret_key()
+    try:
+        # mkstemp creates the file with mode 0600 (owner only).
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".demo-secret-key.")
+    except OSError:
+        return key
+    try:
+        with os.fdopen(fd, "w", encoding="ascii") as handle:
+            handle.write(key + "\n")
+        try:
+            # link() refuses to replace an existing file: the first process to get here
+            # wins and every other one uses its key.
+            os.link(tmp, path)
+        except FileExistsError:
+            existing = path.read_text(encoding="ascii").strip()
+            if existing:
+                return existing
+            os.replace(tmp, path)  # an empty file left by hand: fill it
+        except OSError:
+            # No hard links on this filesystem: a plain rename (last writer wins).
+            os.replace(tmp, path)
+        return key
+    except (OSError, UnicodeDecodeError):
+        return key
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)  # gone already after a rename; a linked copy stays at `path`
+
+
+# Recorded so that the deploy check appframework.E007 can refuse this key in production.
+DEMO_SECRET_KEY_FILE = BASE_DIR.parent / ".demo-secret-key"
+
 if "APP_SECRET_KEY" not in os.environ:
-    # Demo only: a fixed key so `./scripts/demo` works with no setup. Real deployments
-    # set APP_SECRET_KEY (system check appframework.E001 refuses to start without one).
-    SECRET_KEY = "demo-only-insecure-key-do-not-deploy-0123456789abcdef"
+    # Local use only. Real deployments set APP_SECRET_KEY (appframework.E001 refuses to
+    # start without a key; `check --deploy` refuses this file's key, E007).
+    SECRET_KEY = load_or_create_secret_key(DEMO_SECRET_KEY_FILE)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -92,7 +151,24 @@ else:
         }
     }
 
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    # Ended sessions and revoked tokens on an alias of their own, so that the login
+    # throttle's counters can never push them out (production: Redis with
+    # noeviction, or Django's database cache).
+    "revocations": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "revocations",
+        "OPTIONS": {"MAX_ENTRIES": 100_000},
+    },
+}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
 
 AUTH_USER_MODEL = "blog.User"
 AUTHENTICATION_BACKENDS = [
@@ -110,8 +186,24 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 USE_TZ = True
 
 APPFRAMEWORK: dict[str, dict[str, object]] = {
-    "GRAPHQL": {"SCHEMA": "testproject.blog.schema.schema"},
+    "AUTH": {"REVOCATION_CACHE": "revocations"},
+    "GRAPHQL": {
+        "SCHEMA": "testproject.blog.schema.schema",
+        # The recommended production breadth limits (docs/graphql.md): a document of
+        # hundreds of aliases is refused before it runs a single query.
+        "MAX_ALIASES": 30,
+        "MAX_ROOT_FIELDS": 15,
+        "MAX_FIELDS": 500,
+    },
 }
+
+if os.environ.get("GRAPHIQL_ASSETS_DIR"):
+    # GraphiQL from a local copy of its files (offline, or a strict CSP): docs/graphql.md.
+    from appframework_graphql.graphiql import assets_from_directory
+
+    APPFRAMEWORK["GRAPHQL"]["GRAPHIQL_ASSETS"] = assets_from_directory(
+        os.environ["GRAPHIQL_ASSETS_DIR"]
+    )
 
 from appframework.env import apply_environment  # noqa: E402
 

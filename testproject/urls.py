@@ -1,7 +1,16 @@
+import os
+
 from django.contrib import admin
 from django.urls import include, path
 
+from appframework_graphql.graphiql import asset_urlpatterns
 from testproject.blog import views
+
+# Errors raised outside any view (a 500) in the suite's one format too.
+handler400 = "appframework.views.bad_request"
+handler403 = "appframework.views.permission_denied"
+handler404 = "appframework.views.page_not_found"
+handler500 = "appframework.views.server_error"
 
 urlpatterns = [
     path("", views.index, name="index"),
@@ -15,3 +24,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("appframework_graphql.urls")),
 ]
+# Only when GRAPHIQL_ASSETS_DIR points at a local copy of GraphiQL's files.
+urlpatterns += asset_urlpatterns(os.environ.get("GRAPHIQL_ASSETS_DIR"))

@@ -7,7 +7,6 @@ about hashing lower the class default, which every code path reads. Tests marked
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -33,6 +32,19 @@ def _fast_hashing(request: pytest.FixtureRequest) -> Iterator[None]:
         yield
     finally:
         PBKDF2PasswordHasher.iterations = _REAL_ITERATIONS
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches() -> Iterator[None]:
+    """The login throttle and the record of ended sessions live on the cache: every
+    test starts with none of another test's counts or revocations."""
+    from django.core.cache import caches
+
+    # Every configured alias, not only those opened on this thread: async tests open
+    # caches in worker threads, and an override's end drops the opened ones.
+    for cache in caches.all():
+        cache.clear()
+    yield
 
 
 @pytest.fixture
@@ -70,7 +82,3 @@ def login_client(client: Client, user: Any) -> Client:
     client.force_login(user, backend="appframework.auth.AuthManager")
     return client
 
-
-@pytest.fixture
-def is_postgres() -> bool:
-    return bool(os.environ.get("DATABASE_URL"))

@@ -9,7 +9,8 @@ class AuthServiceProvider(AppConfig):
 
     Parameters live in ``APPFRAMEWORK["AUTH"]``: ``USERNAME_FIELD`` (``email``),
     ``PASSWORD_FIELD`` (``password_hash``), ``CSRF_EXEMPT`` (import string of a
-    predicate); the user model is Django's ``AUTH_USER_MODEL``.
+    predicate), ``TOKEN_MANAGER`` (import string of the token manager class); the user
+    model is Django's ``AUTH_USER_MODEL``.
     """
 
     name = "appframework.auth"
@@ -20,6 +21,7 @@ class AuthServiceProvider(AppConfig):
         from django.contrib.auth.signals import user_logged_in
 
         from .. import checks as core_checks  # noqa: F401 - registers the core checks
+        from ..conf import app_settings
         from ..container import container
         from . import checks as auth_checks
         from .manager import AuthManager
@@ -27,13 +29,16 @@ class AuthServiceProvider(AppConfig):
 
         checks.register(auth_checks.check_backend)
         checks.register(auth_checks.check_user_model)
-        user_logged_in.connect(_rotate_csrf_nonce, dispatch_uid="appframework.csrf.rotate")
+        checks.register(auth_checks.check_session_engine)
+        user_logged_in.connect(_renew_session_nonce, dispatch_uid="appframework.csrf.rotate")
         container.bind(AuthManager, AuthManager())
-        container.bind(TokenManager, TokenManager())
+        # The key stays TokenManager whatever class the project swaps in, so callers
+        # never need to know which one it is.
+        container.bind(TokenManager, app_settings.AUTH.TOKEN_MANAGER())
 
 
-def _rotate_csrf_nonce(sender: object, request: object, user: object, **kwargs: object) -> None:
-    from ..security.tokens import rotate_nonce
+def _renew_session_nonce(sender: object, request: object, user: object, **kwargs: object) -> None:
+    from .revocation import renew_nonce
 
     if request is not None:
-        rotate_nonce(request)  # type: ignore[arg-type]
+        renew_nonce(request)  # type: ignore[arg-type]

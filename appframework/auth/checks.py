@@ -10,7 +10,7 @@ from django.core import checks
 from django.core.exceptions import FieldDoesNotExist
 
 from ..backends import backend_path
-from ..checks import _error
+from ..checks import _error, _warning
 from ..conf import app_settings
 
 
@@ -77,3 +77,29 @@ def check_user_model(
                 )
             )
     return errors
+
+
+SESSION_STORE = "appframework.auth.session_store"
+_PLAIN_SIGNED = "django.contrib.sessions.backends.signed_cookies"
+
+
+def check_session_engine(
+    *,
+    app_configs: Sequence[AppConfig] | None = None,
+    databases: Sequence[str] | None = None,
+    **kwargs: Any,
+) -> list[checks.CheckMessage]:
+    """W020: Django's plain signed-cookie engine cannot end a kept copy of a cookie."""
+    from django.conf import settings
+
+    if getattr(settings, "SESSION_ENGINE", None) != _PLAIN_SIGNED:
+        return []
+    return [
+        _warning(
+            "appframework.W020",
+            "SESSION_ENGINE is Django's signed_cookies: after logout a kept copy of the "
+            "session cookie stays valid until it expires.",
+            f"Set SESSION_ENGINE = {SESSION_STORE!r} (the same cookies, plus a record of "
+            "ended sessions on the cache).",
+        )
+    ]

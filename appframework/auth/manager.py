@@ -12,6 +12,7 @@ from django.http import HttpRequest
 from ..backends import is_active
 from ..conf import app_settings
 from .passwords import burn_hash_time
+from .throttle import LoginThrottle
 
 __all__ = ["AuthManager"]
 
@@ -44,12 +45,29 @@ class AuthManager(ModelBackend):
     def password_field(self) -> str:
         return str(app_settings.AUTH.PASSWORD_FIELD)
 
-    # -- SPEC operations ---------------------------------------------------------------
-    def attempt_sync(self, username: str, password: str) -> Any | None:
+    throttle = LoginThrottle()
+
+    # -- credential checks -------------------------------------------------------------
+    def attempt_sync(
+        self, username: str, password: str, *, request: HttpRequest | None = None
+    ) -> Any | None:
         """The user whose ``username_field`` is ``username`` and whose password matches,
-        if active; otherwise None. Unknown names cost the same hashing time."""
+        if active; otherwise None. Unknown names cost the same hashing time.
+
+        Failed attempts are throttled per (account, client address) and per client
+        address (``APPFRAMEWORK["RATE_LIMIT"]``); past the limit this raises
+        ``TooManyRequestsException`` (429 with ``Retry-After``). Pass ``request`` so the
+        client address is known; without it only the account is counted.
+        """
         if not isinstance(username, str) or not isinstance(password, str) or not username:
             return None
+        ticket = self.throttle.begin(username, request)
+        user = self._check_credentials(username, password)
+        if user is not None:
+            self.throttle.succeeded(ticket)
+        return user
+
+    def _check_credentials(self, username: str, password: str) -> Any | None:
         if "\x00" in username or not _encodable(username):
             # Not a name any user can have; PostgreSQL would even reject the query.
             burn_hash_time(password)
@@ -68,8 +86,10 @@ class AuthManager(ModelBackend):
             return None
         return user if self.user_can_authenticate(user) else None
 
-    async def attempt(self, username: str, password: str) -> Any | None:
-        return await sync_to_async(self.attempt_sync)(username, password)
+    async def attempt(
+        self, username: str, password: str, *, request: HttpRequest | None = None
+    ) -> Any | None:
+        return await sync_to_async(self.attempt_sync)(username, password, request=request)
 
     # -- Django backend protocol ---------------------------------------------------------
     def authenticate(
@@ -83,7 +103,7 @@ class AuthManager(ModelBackend):
             username = kwargs.get(self.username_field)
         if username is None or password is None:
             return None
-        return self.attempt_sync(username, password)
+        return self.attempt_sync(username, password, request=request)
 
     def get_user(self, user_id: Any) -> Any | None:
         model = self.user_model

@@ -1,8 +1,13 @@
-"""Cookie sessions over ``django.contrib.auth`` and the ``signed_cookies`` engine.
+"""Cookie sessions over ``django.contrib.auth`` and signed-cookie sessions.
 
-Naming rule for the two colours (docs/decisions.md): an operation SPEC calls async keeps
-its exact name as a coroutine function and has a sync twin ``<name>_sync``; an operation
-SPEC calls sync keeps its name and has Django's ``a<name>`` async twin.
+Naming rule for the two colours (docs/decisions.md): an operation whose primary form is
+async (``current_user``, ``require_auth``) keeps its name as a coroutine function and
+has a sync twin ``<name>_sync``; an operation whose primary form is sync (``login``,
+``logout``) keeps its name and has Django's ``a<name>`` async twin.
+
+After any of ``login``/``alogin``/``logout``/``alogout`` every reader of the user in the
+same request — ``current_user``, ``current_user_sync``, ``request.user`` and
+``await request.auser()`` — answers the same.
 """
 
 from __future__ import annotations
@@ -14,9 +19,16 @@ from django.contrib import auth as django_auth
 from django.http import HttpRequest
 
 from ..backends import backend_path
+from ..conf import app_settings
 from ..exceptions import UnauthorizedException
-from ..http import has_authorization
+from ..http import has_authorization, set_request_user
 from .manager import AuthManager
+from .revocation import (
+    arevoke_session_tokens,
+    asession_nonces,
+    revoke_session_tokens,
+    session_nonces,
+)
 
 __all__ = [
     "alogin",
@@ -47,28 +59,65 @@ def login(request: HttpRequest, user: Any) -> None:
     """anonymous → authenticated. Django's ``login``: a fresh cookie value (no fixation),
     the user id and the session hash (password + session version) in the cookie."""
     django_auth.login(request, user, backend=_backend_path(user))
+    set_request_user(request, user)
 
 
 async def alogin(request: HttpRequest, user: Any) -> None:
     await django_auth.alogin(request, user, backend=_backend_path(user))
+    set_request_user(request, user)
 
 
-def logout(request: HttpRequest, *, everywhere: bool = False) -> None:
-    """authenticated → anonymous. ``everywhere=True`` also invalidates every other
-    session cookie and API token of the user (needs the session-version column)."""
+def _revoke_tokens(request: HttpRequest, revoke_tokens: bool | None) -> None:
+    if revoke_tokens is None:
+        revoke_tokens = bool(app_settings.AUTH.REVOKE_TOKENS_ON_LOGOUT)
+    if revoke_tokens:
+        for nonce in session_nonces(getattr(request, "session", None)):
+            revoke_session_tokens(nonce)
+
+
+async def _arevoke_tokens(request: HttpRequest, revoke_tokens: bool | None) -> None:
+    if revoke_tokens is None:
+        revoke_tokens = bool(app_settings.AUTH.REVOKE_TOKENS_ON_LOGOUT)
+    if revoke_tokens:
+        for nonce in await asession_nonces(getattr(request, "session", None)):
+            await arevoke_session_tokens(nonce)
+
+
+def _anonymous() -> Any:
+    from django.contrib.auth.models import AnonymousUser
+
+    return AnonymousUser()
+
+
+def logout(
+    request: HttpRequest, *, everywhere: bool = False, revoke_tokens: bool | None = None
+) -> None:
+    """authenticated → anonymous. The cookie it ends stops working even where a copy
+    was kept (with the suite's session engine).
+
+    ``revoke_tokens=True`` (default: ``AUTH["REVOKE_TOKENS_ON_LOGOUT"]``) also revokes
+    the API tokens issued from this session; ``everywhere=True`` invalidates every
+    session cookie and API token of the user (needs the session-version column).
+    """
     if everywhere:
         user = current_user_sync(request)
         if user is not None:
             user.invalidate_sessions()
+    _revoke_tokens(request, revoke_tokens)
     django_auth.logout(request)
+    set_request_user(request, _anonymous())
 
 
-async def alogout(request: HttpRequest, *, everywhere: bool = False) -> None:
+async def alogout(
+    request: HttpRequest, *, everywhere: bool = False, revoke_tokens: bool | None = None
+) -> None:
     if everywhere:
         user = await current_user(request)
         if user is not None:
             await user.ainvalidate_sessions()
+    await _arevoke_tokens(request, revoke_tokens)
     await django_auth.alogout(request)
+    set_request_user(request, _anonymous())
 
 
 def _user_or_none(user: Any) -> Any | None:

@@ -1,18 +1,34 @@
-"""Bearer API tokens: ``django.core.signing`` with the app secret, readable payload."""
+"""Bearer API tokens: ``django.core.signing`` with the app secret, readable payload.
+
+The payload is ``{"uid", "h", "jti", "sid"}``: the user id, a fingerprint of the user's
+session hash (a password change or "log out everywhere" revokes the token), the token's
+own id (``revoke_id``) and, when issued from a logged-in request, the nonce of that
+session (``logout(request, revoke_tokens=True)`` revokes it).
+"""
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
-from django.contrib.auth import get_user_model
+from django.contrib.auth import SESSION_KEY, get_user_model
 from django.core import signing
 from django.http import HttpRequest
 from django.utils.crypto import constant_time_compare
+from django.utils.translation import gettext_lazy as _
 
 from ..backends import is_active
 from ..conf import app_settings
 from ..exceptions import UnauthorizedException
 from ..http import has_authorization
+from ..security.tokens import NONCE_SESSION_KEY
+from .revocation import (
+    aany_set,
+    any_set,
+    revocation_cache,
+    revoke_token_id,
+    revoked_token_keys,
+)
 
 __all__ = [
     "TokenManager",
@@ -48,8 +64,27 @@ def bearer_token(request: HttpRequest) -> str | None:
     return token
 
 
+class _Payload:
+    __slots__ = ("fingerprint", "session", "token_id", "uid")
+
+    def __init__(self, uid: Any, fingerprint: str, token_id: str | None, session: str | None):
+        self.uid = uid
+        self.fingerprint = fingerprint
+        self.token_id = token_id
+        self.session = session
+
+
+def _optional_str(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
 class TokenManager:
-    """``issue(user)`` → signed token; ``verify(token)`` (async) / ``verify_sync``."""
+    """``issue(user)`` → signed token; ``verify(token)`` (async) / ``verify_sync``;
+    ``revoke(token)`` / ``revoke_id(token_id)``.
+
+    Swappable: ``APPFRAMEWORK["AUTH"]["TOKEN_MANAGER"]`` names the class bound in the
+    container (a subclass of this one).
+    """
 
     def _signer(self) -> signing.TimestampSigner:
         return signing.TimestampSigner(salt=_SALT)
@@ -61,14 +96,41 @@ class TokenManager:
         getter = getattr(user, "get_session_auth_hash", None)
         return getter()[:16] if getter else ""
 
-    def issue(self, user: Any) -> str:
+    def issue(self, user: Any, *, request: HttpRequest | None = None) -> str:
         """Signed (not encrypted) token carrying the user id; expires after
-        ``API_TOKEN_EXPIRES_IN`` seconds."""
+        ``API_TOKEN_EXPIRES_IN`` seconds. With ``request`` (and ``user`` its logged-in
+        user), the token is tied to the request's session, so that
+        ``logout(request, revoke_tokens=True)`` ends it."""
         if getattr(user, "pk", None) is None:
             raise ValueError("Cannot issue a token for an unsaved user.")
-        return self._signer().sign_object({"uid": user.pk, "h": self._fingerprint(user)})
+        payload = {"uid": user.pk, "h": self._fingerprint(user), "jti": secrets.token_hex(8)}
+        session = getattr(request, "session", None) if request is not None else None
+        # Tied to the session only when it is the session's own user: an admin issuing
+        # a token for someone else must not end it by logging out.
+        if session is not None and session.get(SESSION_KEY) == str(user.pk):
+            nonce = session.get(NONCE_SESSION_KEY)
+            if nonce:
+                payload["sid"] = nonce
+        return self._signer().sign_object(payload)
 
-    def _payload(self, token: object) -> tuple[Any, str] | None:
+    def token_id(self, token: str) -> str | None:
+        """The id of a valid token (for ``revoke_id``), or None."""
+        payload = self._payload(token)
+        return payload.token_id if payload is not None else None
+
+    def revoke(self, token: str) -> bool:
+        """Revoke this one token; False when it is not a valid token of ours."""
+        token_id = self.token_id(token)
+        if token_id is None:
+            return False
+        self.revoke_id(token_id)
+        return True
+
+    def revoke_id(self, token_id: str) -> None:
+        """Revoke the token with this id (kept until the token would have expired)."""
+        revoke_token_id(token_id)
+
+    def _payload(self, token: object) -> _Payload | None:
         if not isinstance(token, str) or not token or len(token) > MAX_TOKEN_LENGTH:
             return None
         try:
@@ -84,11 +146,22 @@ class TokenManager:
         uid, fingerprint = data["uid"], data.get("h", "")
         if not isinstance(uid, int | str) or not isinstance(fingerprint, str):
             return None
-        return uid, fingerprint
+        return _Payload(uid, fingerprint, _optional_str(data.get("jti")), _optional_str(data.get("sid")))
 
-    def _accept(self, user: Any, fingerprint: str) -> Any | None:
+    @staticmethod
+    def _revoked(payload: _Payload) -> bool:
+        keys = revoked_token_keys(payload.token_id, payload.session)
+        return bool(keys) and any_set(revocation_cache(), keys)
+
+    @staticmethod
+    async def _arevoked(payload: _Payload) -> bool:
+        keys = revoked_token_keys(payload.token_id, payload.session)
+        return bool(keys) and await aany_set(revocation_cache(), keys)
+
+    def _accept(self, user: Any, payload: _Payload) -> Any | None:
         if user is None or not is_active(user):
             return None
+        fingerprint = payload.fingerprint
         if constant_time_compare(fingerprint, self._fingerprint(user)):
             return user
         # A token issued before a key rotation carries the old key's fingerprint; it
@@ -102,25 +175,25 @@ class TokenManager:
 
     def verify_sync(self, token: str) -> Any | None:
         payload = self._payload(token)
-        if payload is None:
+        if payload is None or self._revoked(payload):
             return None
         model = get_user_model()
         try:
-            user = model._default_manager.get(pk=payload[0])
+            user = model._default_manager.get(pk=payload.uid)
         except (model.DoesNotExist, ValueError, TypeError):
             return None
-        return self._accept(user, payload[1])
+        return self._accept(user, payload)
 
     async def verify(self, token: str) -> Any | None:
         payload = self._payload(token)
-        if payload is None:
+        if payload is None or await self._arevoked(payload):
             return None
         model = get_user_model()
         try:
-            user = await model._default_manager.aget(pk=payload[0])
+            user = await model._default_manager.aget(pk=payload.uid)
         except (model.DoesNotExist, ValueError, TypeError):
             return None
-        return self._accept(user, payload[1])
+        return self._accept(user, payload)
 
 
 def _manager() -> TokenManager:
@@ -151,10 +224,13 @@ async def current_api_user(request: HttpRequest) -> Any | None:
 def _unauthorized(request: HttpRequest) -> UnauthorizedException:
     if has_authorization(request):
         return UnauthorizedException(
-            "The bearer token is missing, malformed, expired or revoked.",
+            _("The bearer token is missing, malformed, expired or revoked."),
+            code="invalid_token",
             www_authenticate='Bearer error="invalid_token"',
         )
-    return UnauthorizedException("A bearer token is required.", www_authenticate="Bearer")
+    return UnauthorizedException(
+        _("A bearer token is required."), code="token_required", www_authenticate="Bearer"
+    )
 
 
 def require_api_auth_sync(request: HttpRequest) -> Any:

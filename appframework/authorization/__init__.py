@@ -8,6 +8,7 @@ from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .backend import GateBackend
+    from .discovery import discover_policies, register_policy
     from .gate import Decision, Gate
     from .guard import authorize, authorize_sync, authorized
     from .mixins import HasRoles
@@ -21,6 +22,8 @@ _EXPORTS = {
     "authorize_sync": ".guard",
     "authorized": ".guard",
     "GateBackend": ".backend",
+    "discover_policies": ".discovery",
+    "register_policy": ".discovery",
     "HasRoles": ".mixins",
     "Role": ".models",
     "Permission": ".models",
@@ -37,7 +40,9 @@ __all__ = [
     "authorize",
     "authorize_sync",
     "authorized",
+    "discover_policies",
     "gate_evaluated",
+    "register_policy",
 ]
 
 __getattr__ = lazy_exports(__name__, _EXPORTS)

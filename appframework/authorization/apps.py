@@ -16,6 +16,9 @@ class AuthorizationServiceProvider(AppConfig):
         gate.policy(Post, PostPolicy)
     """
 
+    # Two AppConfigs live in this module: this one is what "appframework.authorization"
+    # in INSTALLED_APPS selects.
+    default = True
     name = "appframework.authorization"
     label = "appframework_authorization"
     verbose_name = "appframework: roles and permissions"
@@ -33,6 +36,29 @@ class AuthorizationServiceProvider(AppConfig):
         container.bind(Gate, Gate())
         # Any change of a user's roles drops that instance's role cache.
         m2m_changed.connect(_flush_roles, dispatch_uid="appframework.authorization.flush_roles")
+
+
+class AutodiscoverAuthorizationServiceProvider(AuthorizationServiceProvider):
+    """The same provider, plus policy discovery: put
+    ``"appframework.authorization.apps.AutodiscoverAuthorizationServiceProvider"`` in
+    ``INSTALLED_APPS`` instead of ``"appframework.authorization"``.
+
+    Every installed app's ``policies`` module is imported once at start-up (as the admin
+    does with ``admin`` modules). Such a module registers its rules either with the
+    :func:`~appframework.authorization.register_policy` class decorator or with a
+    module-level ``register(gate)`` function, which is called with the Gate — no
+    boilerplate in the project's own ``ready()``.
+    """
+
+    default = False
+
+    def ready(self) -> None:
+        super().ready()
+        from ..container import container
+        from .discovery import discover_policies
+        from .gate import Gate
+
+        discover_policies(container.resolve(Gate))
 
 
 def _flush_roles(sender: Any, instance: Any, **kwargs: Any) -> None:

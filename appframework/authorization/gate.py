@@ -1,6 +1,6 @@
 """The Gate: named abilities, per-model policies, before-hooks, role/permission checks.
 
-Lookup order of ``allows(user, ability, *args)`` (SPEC rule 6): global before-hooks
+Lookup order of ``allows(user, ability, *args)``: global before-hooks
 (first non-None decides) → the check ``define``d for the ability → the policy registered
 for ``type(args[0])`` (its ``before(user, ability)`` first, then the method named after
 the ability, ``-`` and ``.`` read as ``_``). Nothing resolves it → ``KeyError``.
@@ -120,7 +120,7 @@ async def _await(awaitable: Awaitable[Any]) -> Any:
 
 class Gate:
     """Bound empty in the container by ``AuthorizationServiceProvider``; define abilities
-    from your own ``AppConfig.ready()`` (SPEC's "provider's boot()")."""
+    from your own ``AppConfig.ready()``."""
 
     def __init__(self) -> None:
         self._abilities: dict[str, Check] = {}
@@ -182,7 +182,7 @@ class Gate:
 
     def _plan(self, ability: str, args: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
         """(policy or None, arguments for its methods): a class first argument only
-        selects the policy and is not passed on (SPEC rule 3)."""
+        selects the policy and is not passed on (``allows(user, "create", Post)``)."""
         if not args:
             return None, args
         policy = self.policy_for(args[0])
@@ -242,7 +242,7 @@ class Gate:
         return decision
 
     async def allows(self, user: Any, ability: str, *args: Any) -> bool:
-        """Async boolean answer (SPEC); ``KeyError`` when nothing resolves ``ability``."""
+        """Async boolean answer; ``KeyError`` when nothing resolves ``ability``."""
         check = self._fast_check(ability)
         if check is not None:
             return bool(await _call_async(check, user, *args))

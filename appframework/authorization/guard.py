@@ -10,6 +10,8 @@ from asgiref.sync import iscoroutinefunction, sync_to_async
 from django.core.exceptions import ValidationError
 from django.db import DataError
 from django.http import Http404, HttpRequest
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
 
 from ..auth.sessions import current_user, current_user_sync
 from ..auth.tokens import current_api_user, current_api_user_sync
@@ -28,7 +30,10 @@ def _gate() -> Gate:
 
 
 def _denied(ability: str) -> ForbiddenException:
-    return ForbiddenException(f"This action is unauthorized ({ability}).")
+    return ForbiddenException(
+        format_lazy(_("This action is unauthorized ({ability})."), ability=ability),
+        code="ability_denied",
+    )
 
 
 async def _require_user(request: HttpRequest) -> Any:

@@ -62,7 +62,7 @@ class HasRoles(models.Model):
         """Forget the loaded roles; the next check reloads them."""
         self.__dict__.pop(_CACHE_ATTR, None)
 
-    # -- SPEC helpers (sync) and Django-style async twins --------------------------------
+    # -- role/permission helpers (sync) and Django-style async twins ---------------------
     def has_role(self, name: str) -> bool:
         return name in self._roles_map()
 

@@ -46,7 +46,7 @@ def _template() -> tuple[str, dict[str, Any], str, int | None]:
         domain=settings.CSRF_COOKIE_DOMAIN,
         path=settings.CSRF_COOKIE_PATH,
         secure=settings.CSRF_COOKIE_SECURE,
-        httponly=False,  # SPEC CSRF rule 1: the page's script reads it to echo it back
+        httponly=False,  # readable: the page's script reads it to echo it back
         samesite=settings.CSRF_COOKIE_SAMESITE,
     )
     morsel = probe.cookies[name]

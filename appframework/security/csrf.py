@@ -1,24 +1,30 @@
 """Double-submit CSRF protection, with the token bound to the session.
 
-SPEC's rules: a readable cookie (``csrf_token``) holds a random token; POST, PUT, PATCH
-and DELETE must echo it in ``X-CSRF-Token`` or the form field ``_token``. Exempt: safe
+The rules: a readable cookie (``csrf_token``) holds a random token; POST, PUT, PATCH and
+DELETE must echo it in ``X-CSRF-Token`` or the form field ``_token``. Exempt: safe
 methods, requests with an ``Authorization`` header, requests without the session cookie
-when ``protect_if_cookie_present`` is set, and requests the ``exempt`` predicate accepts.
+when ``PROTECT_IF_COOKIE_PRESENT`` is set (except views marked
+:func:`csrf_protect_login`), and requests the ``CSRF_EXEMPT`` predicate accepts. A
+checked request must also come from this site's origin or a trusted one (``origin``).
 
-Beyond plain equality the token is *signed double-submit* (OWASP, see ``tokens``): its
-second half is a MAC of its first half and the session (user id + a per-login nonce),
-so a cookie planted from a sibling subdomain with a matching header is still refused.
+Beyond plain equality the token is *signed double-submit* (see ``tokens``): its second
+half is a MAC of its first half and the session (user id + a per-login nonce), so a
+cookie planted from a sibling subdomain with a matching header is still refused.
 
 Django's ``get_token``/``{% csrf_token %}`` hand out this same token (we put it where
 Django looks, ``request.META["CSRF_COOKIE"]``); Django's masked form field
 ``csrfmiddlewaretoken`` is accepted next to ``_token``, so the admin login keeps working.
+
+Each decision is a public method a subclass may override: :meth:`CsrfMiddleware.is_exempt`,
+:meth:`~CsrfMiddleware.check_origin`, :meth:`~CsrfMiddleware.check_token` and
+:meth:`~CsrfMiddleware.reject` (docs/security.md).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from io import BytesIO
-from typing import Any
+from typing import Any, TypeVar
 
 from asgiref.sync import sync_to_async
 from django.apps import apps
@@ -27,11 +33,15 @@ from django.contrib.sessions.backends.signed_cookies import SessionStore as Sign
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.urls import get_callable
 from django.utils.crypto import constant_time_compare
+from django.utils.translation import gettext_lazy as _
 
 from .._middleware import GetResponse, HybridMiddleware
 from ..conf import AUTO, app_settings, derived_setting
-from ..http import has_authorization, problem_response, wants_json
+from ..exceptions import ForbiddenException
+from ..http import has_authorization, header_meta_key, set_request_user, wants_json
 from .cookie import set_csrf_cookie
+from .origin import REASONS as ORIGIN_REASONS
+from .origin import origin_problem
 from .tokens import (
     NONCE_SESSION_KEY,
     TOKEN_LENGTH,
@@ -45,7 +55,10 @@ from .tokens import (
 
 __all__ = [
     "NONCE_SESSION_KEY",
+    "REASONS",
+    "CsrfFailure",
     "CsrfMiddleware",
+    "csrf_protect_login",
     "csrf_token",
     "mint_token",
     "rotate_nonce",
@@ -56,10 +69,30 @@ __all__ = [
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
 _STATE_ATTR = "_appframework_csrf"
 
-REASON_NO_COOKIE = "CSRF cookie not set."
-REASON_NO_TOKEN = "CSRF token missing."
-REASON_MISMATCH = "CSRF token does not match the CSRF cookie."
-REASON_FOREIGN = "CSRF token was not issued for this session."
+REASON_NO_COOKIE = _("CSRF cookie not set.")
+REASON_NO_TOKEN = _("CSRF token missing.")
+REASON_MISMATCH = _("CSRF token does not match the CSRF cookie.")
+REASON_FOREIGN = _("CSRF token was not issued for this session.")
+
+#: Stable code → message of every way the check fails.
+REASONS: dict[str, Any] = {
+    "csrf_cookie_missing": REASON_NO_COOKIE,
+    "csrf_token_missing": REASON_NO_TOKEN,
+    "csrf_token_mismatch": REASON_MISMATCH,
+    "csrf_token_foreign": REASON_FOREIGN,
+    **ORIGIN_REASONS,
+}
+
+
+class CsrfFailure(ForbiddenException):
+    """A request refused by the CSRF check: 403, ``code`` names the reason."""
+
+    title = _("CSRF verification failed")
+    default_code = "csrf_failed"
+
+    @classmethod
+    def for_code(cls, code: str) -> CsrfFailure:
+        return cls(REASONS[code], code=code)
 
 
 def csrf_token(request: HttpRequest) -> str | None:
@@ -68,6 +101,22 @@ def csrf_token(request: HttpRequest) -> str | None:
         return None
     token = request.META.get("CSRF_COOKIE")
     return token if isinstance(token, str) else None
+
+
+V = TypeVar("V", bound=Callable[..., Any])
+
+
+def csrf_protect_login(view: V) -> V:
+    """Check the CSRF token on this view even when the request has no session cookie.
+
+    Views that *establish* a session (a login form, sign-up, an MFA challenge, an SSO
+    callback that POSTs) are the target of login CSRF: a third-party page posts the
+    attacker's credentials and the visitor ends up signed in as the attacker. Those
+    requests carry no session cookie yet, so the cookie-presence exemption would let
+    them through; this marker takes that exemption away. Works on sync and async views.
+    """
+    view.csrf_protect_login = True  # type: ignore[attr-defined]
+    return view
 
 
 # -- configuration, resolved once per settings change ------------------------------------------
@@ -80,13 +129,9 @@ def _protect_cookie() -> str | None:
     return value or None
 
 
-def _header_meta_key(name: str) -> str:
-    return "HTTP_" + name.upper().replace("-", "_")
-
-
 @derived_setting
 def _header_key() -> str:
-    return _header_meta_key(str(app_settings.CSRF.HEADER_NAME))
+    return header_meta_key(str(app_settings.CSRF.HEADER_NAME))
 
 
 # -- middleware --------------------------------------------------------------------------
@@ -185,47 +230,69 @@ class CsrfMiddleware(HybridMiddleware):
         ):
             request.csrf_processing_done = True  # type: ignore[attr-defined]
             return None
-        if authorization or self._exempt(request):
-            # Exempt by SPEC rule 3, but not *verified*: a view under Django's own
-            # @csrf_protect (the admin login, LoginView) still gets Django's check.
+        if self.is_exempt(request, callback):
+            # Exempt, but not *verified*: a view under Django's own @csrf_protect (the
+            # admin login, LoginView) still gets Django's check.
             return None
-        reason = self._reason(request)
-        if reason is not None:
-            return self._reject(request, reason)
+        failure = self.check_origin(request) or self.check_token(request)
+        if failure is not None:
+            return self.reject(request, failure)
         # Verified: tell Django's @csrf_protect not to check again.
         request.csrf_processing_done = True  # type: ignore[attr-defined]
         return None
 
-    @staticmethod
-    def _exempt(request: HttpRequest) -> bool:
+    # -- the decision steps; override any of them in a subclass ---------------------------
+    def is_exempt(self, request: HttpRequest, callback: Callable[..., Any]) -> bool:
+        """True when the request needs no CSRF check: it carries its own credential
+        (``Authorization``, which a browser cannot attach cross-site), it has no session
+        cookie to abuse (unless the view establishes a session: ``csrf_protect_login``),
+        or the project's ``CSRF_EXEMPT`` predicate says so."""
+        if has_authorization(request):
+            return True
         protect = _protect_cookie()
-        if protect is not None and protect not in request.COOKIES:
+        if (
+            protect is not None
+            and protect not in request.COOKIES
+            and not getattr(callback, "csrf_protect_login", False)
+        ):
             return True
         predicate = app_settings.AUTH.CSRF_EXEMPT
         return bool(predicate is not None and predicate(request))
 
-    @staticmethod
-    def _reason(request: HttpRequest) -> str | None:
+    def check_origin(self, request: HttpRequest) -> CsrfFailure | None:
+        """The failure when ``Origin`` (or, over HTTPS without it, ``Referer``) names
+        another site than this one or ``CSRF_TRUSTED_ORIGINS``; None when it is fine."""
+        if not app_settings.CSRF.CHECK_ORIGIN:
+            return None
+        code = origin_problem(request)
+        return None if code is None else CsrfFailure.for_code(code)
+
+    def check_token(self, request: HttpRequest) -> CsrfFailure | None:
+        """The failure when the request does not echo a valid token of this session."""
         cookie = request.COOKIES.get(app_settings.CSRF.COOKIE_NAME)
         if not cookie:
-            return REASON_NO_COOKIE
+            return CsrfFailure.for_code("csrf_cookie_missing")
         sent = request.META.get(_header_key()) or _form_token(request)
         if not sent:
-            return REASON_NO_TOKEN
+            return CsrfFailure.for_code("csrf_token_missing")
         if len(sent) == 2 * TOKEN_LENGTH:
             sent = unmask(sent) or sent
         if not constant_time_compare(sent, cookie):
-            return REASON_MISMATCH
+            return CsrfFailure.for_code("csrf_token_mismatch")
         if not token_is_valid(cookie, session_binding(request)):
-            return REASON_FOREIGN
+            return CsrfFailure.for_code("csrf_token_foreign")
         return None
 
-    @staticmethod
-    def _reject(request: HttpRequest, reason: str) -> HttpResponse:
+    def reject(self, request: HttpRequest, failure: CsrfFailure) -> HttpResponse:
+        """The 403 answer: the suite's problem document for API clients; for browsers the
+        project's ``CSRF_FAILURE_VIEW``, as Django's own middleware renders it."""
         if wants_json(request):
-            return problem_response(403, reason, title="CSRF verification failed")
-        # The project's CSRF_FAILURE_VIEW, as Django's own middleware renders it.
-        response: HttpResponse = get_callable(settings.CSRF_FAILURE_VIEW)(request, reason=reason)
+            from ..middleware import response_for_error
+
+            return response_for_error(request, failure)
+        response: HttpResponse = get_callable(settings.CSRF_FAILURE_VIEW)(
+            request, reason=str(failure.detail)
+        )
         return response
 
 
@@ -234,7 +301,19 @@ _FORM_TYPES = frozenset({"application/x-www-form-urlencoded", "multipart/form-da
 
 def _session_loads_in_memory(request: HttpRequest) -> bool:
     session = getattr(request, "session", None)
-    return session is None or isinstance(session, SignedCookieSession)
+    if session is None:
+        return True
+    if not isinstance(session, SignedCookieSession):
+        return False
+    from ..auth.session_store import SessionStore
+
+    # The suite's store also reads the record of ended sessions, from memory only when
+    # that cache is locmem.
+    if isinstance(session, SessionStore):
+        from ..auth.revocation import revocation_in_memory
+
+        return revocation_in_memory()
+    return True
 
 
 def _as_coroutine(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -272,10 +351,4 @@ def _ignore_session_user(request: HttpRequest) -> None:
         return
     from django.contrib.auth.models import AnonymousUser
 
-    anonymous = AnonymousUser()
-    request.user = anonymous
-
-    async def auser() -> AnonymousUser:
-        return anonymous
-
-    request.auser = auser
+    set_request_user(request, AnonymousUser())

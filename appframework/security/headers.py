@@ -1,4 +1,5 @@
-"""Opt-in security response headers (SPEC's table, ``SECURITY_HEADERS_*``)."""
+"""Opt-in security response headers (nosniff, frame options, referrer policy, optional
+CSP and HSTS; ``SECURITY_HEADERS_*``)."""
 
 from __future__ import annotations
 

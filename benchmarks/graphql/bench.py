@@ -3,10 +3,13 @@
 Run one contender set inside one venv (see setup_envs.sh and run.sh, which runs both):
 
     .venvs/bench-graphene/bin/python benchmarks/graphql/bench.py \\
-        --contenders ours,ours-nocache,graphene,floor
+        --contenders ours,ours-nocache,graphene,floor --samples A.json
     .venvs/bench-strawberry/bin/python benchmarks/graphql/bench.py \\
-        --contenders ours,ours-nocache,strawberry,strawberry-cached,floor
-    python3 benchmarks/graphql/bench.py report A.json B.json   # the combined table
+        --contenders ours,ours-nocache,strawberry,strawberry-cached,floor --samples B.json
+    .venvs/bench-graphene/bin/python benchmarks/graphql/bench.py report [--json] A.json B.json
+
+The last one prints the combined table and the target ratios (``--json``: also as one
+JSON object on stdout, see benchlib.py).
 
 Contenders (all the same schema, see bench_schemas.py, and the same request):
 
@@ -34,7 +37,7 @@ ours-nocache also APPFRAMEWORK, which rebuilds the document cache) and is preced
 few untimed requests that bring it back to its steady state. Times are this process's
 CPU time by default (``--clock wall`` for perf_counter): on a shared 2-core VM wall time
 mostly measures the neighbours. us = median over rounds of the batch mean; a ratio =
-median over rounds of the per-round ratio.
+median over rounds of the per-round ratio. ``--quick``: 7 rounds of ~0.15 s batches.
 
 ``--profile CONTENDER`` runs that contender under cProfile instead and prints where the
 time goes, grouped by package and by function.
@@ -48,14 +51,16 @@ import json
 import statistics
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-for _path in (HERE, HERE.parent):  # bench_schemas; the shared wsgi_driver
+for _path in (HERE, HERE.parent):  # bench_schemas; the shared benchlib and wsgi_driver
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
 
+import benchlib  # noqa: E402
 import wsgi_driver  # noqa: E402
 from bench_schemas import EXPECTED, QUERY, VARIABLES  # noqa: E402
 
@@ -78,12 +83,7 @@ INFO_RATIOS = {
 
 # -- Django set-up ---------------------------------------------------------------------------
 def configure(middleware: str) -> None:
-    import django
-    from django.conf import settings
-
-    settings.configure(
-        DEBUG=False,
-        SECRET_KEY="benchmark-only-secret-key-0123456789abcdefghijklmnopqrstuvwxyz",
+    benchlib.configure_django(
         ALLOWED_HOSTS=["testserver"],
         INSTALLED_APPS=["appframework_graphql"],
         MIDDLEWARE=["django.middleware.common.CommonMiddleware"] if middleware == "common" else [],
@@ -96,10 +96,8 @@ def configure(middleware: str) -> None:
             }
         ],
         APPFRAMEWORK={"GRAPHQL": {"SCHEMA": "bench_schemas.CORE_SCHEMA"}},
-        USE_TZ=True,
         LOGGING={"version": 1, "disable_existing_loggers": False, "root": {"level": "CRITICAL"}},
     )
-    django.setup()
 
 
 NOCACHE_SETTINGS = {"GRAPHQL": {"SCHEMA": "bench_schemas.CORE_SCHEMA", "DOCUMENT_CACHE_SIZE": 0}}
@@ -216,7 +214,6 @@ class Contender:
         self.handler = handler
         self.environ = environ_for(name)
         self.n = 0
-        self.samples: list[float] = []
 
     def __enter__(self) -> Contender:
         from django.test.utils import override_settings
@@ -244,25 +241,22 @@ class Contender:
         assert status.startswith("200"), (self.name, status, body)
         assert json.loads(body) == EXPECTED, (self.name, body)
 
+    def batch(self, clock: Any) -> float:
+        with self:
+            run_batch(self.handler, self.environ, 5, clock)  # untimed: back to steady state
+            return run_batch(self.handler, self.environ, self.n, clock)
+
 
 # -- measuring -----------------------------------------------------------------------------------
-def measure(args: argparse.Namespace, contenders: list[Contender]) -> None:
-    clock = time.process_time if args.clock == "cpu" else time.perf_counter
+def measure(args: argparse.Namespace, contenders: list[Contender]) -> dict[str, list[float]]:
+    clock = args.timer
     # Calibrate: warm up each contender and size its batch to about --batch-seconds.
     for c in contenders:
         with c:
             run_batch(c.handler, c.environ, args.warmup, clock)
             per = run_batch(c.handler, c.environ, args.warmup, clock)
         c.n = max(20, min(20000, round(args.batch_seconds / per)))
-    for r in range(args.rounds):
-        k = r % len(contenders)
-        order = contenders[k:] + contenders[:k]
-        if r % 2:
-            order.reverse()
-        for c in order:
-            with c:
-                run_batch(c.handler, c.environ, 5, clock)  # untimed: back to steady state
-                c.samples.append(run_batch(c.handler, c.environ, c.n, clock))
+    return benchlib.interleave({c.name: partial(c.batch, clock) for c in contenders}, args.rounds)
 
 
 def versions() -> dict[str, str]:
@@ -365,29 +359,30 @@ def run(args: argparse.Namespace) -> int:
         f"{args.rounds} rounds, ~{args.batch_seconds}s batches, {args.clock} clock",
         flush=True,
     )
-    measure(args, contenders)
-    med = {c.name: statistics.median(c.samples) * 1e6 for c in contenders}
+    samples = measure(args, contenders)
     for c in contenders:
-        lo, hi = min(c.samples) * 1e6, max(c.samples) * 1e6
-        print(
-            f"  {c.name:<18}{med[c.name]:>9.1f} us/request  (min {lo:.1f}, max {hi:.1f}, n={c.n}/batch)"
-        )
-    if args.json:
+        med = statistics.median(samples[c.name]) * 1e6
+        lo, hi = min(samples[c.name]) * 1e6, max(samples[c.name]) * 1e6
+        print(f"  {c.name:<18}{med:>9.1f} us/request  (min {lo:.1f}, max {hi:.1f}, n={c.n}/batch)")
+    if args.samples:
         out = {
             "venv": args.venv,
             "versions": vers,
             "middleware": args.middleware,
             "clock": args.clock,
-            "samples": {c.name: c.samples for c in contenders},
+            "samples": samples,
         }
-        Path(args.json).write_text(json.dumps(out))
+        Path(args.samples).write_text(json.dumps(out))
     return 0
 
 
 # -- the combined table --------------------------------------------------------------------------
-def report(paths: list[str]) -> int:
+def report(argv: list[str]) -> int:
+    parser = benchlib.Parser("The combined table of runs' --samples files.", measures=False)
+    parser.add_argument("samples", nargs="+", help="--samples files of bench.py runs")
+    args = parser.parse_args(argv)
     runs = {}
-    for p in paths:
+    for p in args.samples:
         data = json.loads(Path(p).read_text())
         runs[data["venv"]] = data
     for venv, data in runs.items():
@@ -417,41 +412,40 @@ def report(paths: list[str]) -> int:
         data = runs.get(venv)
         if not data or num not in data["samples"] or den not in data["samples"]:
             return None
-        a, b = data["samples"][num], data["samples"][den]
-        return statistics.median(x / y for x, y in zip(a, b, strict=True))
+        return benchlib.median_ratio(data["samples"][num], data["samples"][den])
 
-    print(f"\n{'ratio (median of per-round ratios)':<36}{'value':>8}  {'target':<8}verdict")
-    missed = 0
-    for label, (num, den, venv, op, target) in TARGETS.items():
-        value = ratio(num, den, venv)
-        if value is None:
-            print(f"{label:<36}{'-':>8}  {op} {target:<5}not run")
-            continue
-        ok = value >= target if op == ">=" else value <= target
-        missed += not ok
-        print(f"{label:<36}{value:>8.2f}  {op} {target:<5}{'PASS' if ok else 'MISS'}")
+    print("\nratios (median of per-round ratios):")
+    info: dict[str, float] = {}
     for label, (num, den, venv) in INFO_RATIOS.items():
         value = ratio(num, den, venv)
         if value is not None:
-            print(f"{label:<36}{value:>8.2f}  (info)")
-    return 1 if missed else 0
+            info[label] = value
+            print(f"  {label:<34}{value:>8.3f}  (info)")
+    ratios = []
+    for label, (num, den, venv, op, target) in TARGETS.items():
+        value = ratio(num, den, venv)
+        if value is None:
+            print(f"  {label:<34}{'-':>8}  not run")
+        else:
+            ratios.append(benchlib.Ratio(label, value, op, target))
+    return benchlib.finish(args, "graphql", ratios, info)
 
 
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "report":
         return report(sys.argv[2:])
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = benchlib.Parser(__doc__.split("\n")[0], reports=False)
     parser.add_argument(
         "--contenders",
         default="ours,ours-nocache,floor",
         help=f"comma-separated, from: {', '.join(ALL_CONTENDERS)}",
     )
-    parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--batch-seconds", type=float, default=0.3)
+    parser.add_scaled("--rounds", int, 15, 7)
+    parser.add_scaled("--batch-seconds", float, 0.3, 0.15)
     parser.add_argument("--warmup", type=int, default=100, help="requests per calibration pass")
-    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu")
+    parser.add_clock("cpu")
     parser.add_argument("--middleware", choices=("none", "common"), default="none")
-    parser.add_argument("--json", help="write the raw samples here (for the report mode)")
+    parser.add_argument("--samples", help="write the raw samples here (for the report mode)")
     parser.add_argument("--venv", default=Path(sys.prefix).name, help="label for the report")
     parser.add_argument("--profile", metavar="CONTENDER", help="cProfile this contender instead")
     parser.add_argument("--profile-requests", type=int, default=3000)

@@ -28,7 +28,7 @@ class UserManager(BaseUserManager["User"]):
 
 
 class User(Authenticatable, HasRoles, AbstractBaseUser, PermissionsMixin):
-    # The password column is password_hash (SPEC's convention), not Django's `password`.
+    # The password column is password_hash (appframework's convention), not Django's `password`.
     password = None  # type: ignore[assignment]
     email = models.EmailField(unique=True)
     name = models.CharField(max_length=150, blank=True)

@@ -43,3 +43,11 @@ def register(gate: Gate) -> None:
             Gate.role("moderator")(user) or Gate.permission("posts.publish")(user)
         ),
     )
+    # Someone else's email address: admins, or any role granting "users.view-email".
+    # (Everyone may see their own; the schema checks that before asking the Gate.)
+    gate.define(
+        "view-email",
+        lambda user, subject=None: (
+            Gate.role("admin")(user) or Gate.permission("users.view-email")(user)
+        ),
+    )

@@ -1,5 +1,10 @@
 """The demo's GraphQL schema (plain graphql-core): posts, the current user, and a
-mutation guarded by the Gate."""
+mutation guarded by the Gate.
+
+Two habits worth copying: every list has a hard maximum size, whatever the client asks
+for, and personal data (a user's email) is resolved through an authorization check
+rather than exposed to whoever can reach the endpoint.
+"""
 
 from __future__ import annotations
 
@@ -8,14 +13,19 @@ from typing import Any
 from graphql import GraphQLError, GraphQLResolveInfo, build_schema
 
 from appframework.auth import current_api_user_sync, current_user_sync
-from appframework.authorization import authorize_sync
+from appframework.authorization import Gate, authorize_sync
+from appframework.container import container
 
-from .models import Post
+from .models import Post, User
+
+#: The most posts one ``posts`` field returns, whatever ``limit`` asks for.
+MAX_POSTS = 100
 
 SDL = """
 type User {
   id: ID!
-  email: String!
+  "Null unless you are this user or may view emails (the view-email ability)."
+  email: String
   name: String
 }
 
@@ -28,6 +38,7 @@ type Post {
 
 type Query {
   hello(name: String): String!
+  "The newest posts: at most 100, whatever limit asks for."
   posts(limit: Int = 20): [Post!]!
   post(id: ID!): Post
   me: User
@@ -45,12 +56,20 @@ def _request(info: GraphQLResolveInfo) -> Any:
     return info.context["request"]
 
 
+def _viewer(info: GraphQLResolveInfo) -> Any:
+    """The user making the request (session, else bearer token), or None."""
+    request = _request(info)
+    if request is None:
+        return None
+    return current_user_sync(request) or current_api_user_sync(request)
+
+
 def resolve_hello(_: Any, info: GraphQLResolveInfo, name: str | None = None) -> str:
     return f"Hello, {name or 'world'}!"
 
 
 def resolve_posts(_: Any, info: GraphQLResolveInfo, limit: int = 20) -> list[Post]:
-    return list(Post.objects.select_related("author")[: max(0, min(limit, 100))])
+    return list(Post.objects.select_related("author")[: max(0, min(limit, MAX_POSTS))])
 
 
 def resolve_post(_: Any, info: GraphQLResolveInfo, id: str) -> Post | None:
@@ -58,10 +77,19 @@ def resolve_post(_: Any, info: GraphQLResolveInfo, id: str) -> Post | None:
 
 
 def resolve_me(_: Any, info: GraphQLResolveInfo) -> Any:
-    request = _request(info)
-    if request is None:
+    return _viewer(info)
+
+
+def resolve_user_email(user: User, info: GraphQLResolveInfo) -> str | None:
+    viewer = _viewer(info)
+    if viewer is None:
+        # Anonymous readers see the posts but not who to email: null, not an error, so
+        # a public page listing authors still renders.
         return None
-    return current_user_sync(request) or current_api_user_sync(request)
+    if viewer.pk == user.pk:
+        return user.email
+    gate: Gate = container.resolve(Gate)
+    return user.email if gate.allows_sync(viewer, "view-email", user) else None
 
 
 def resolve_delete_post(_: Any, info: GraphQLResolveInfo, id: str) -> bool:
@@ -81,6 +109,8 @@ _query.fields["hello"].resolve = resolve_hello
 _query.fields["posts"].resolve = resolve_posts
 _query.fields["post"].resolve = resolve_post
 _query.fields["me"].resolve = resolve_me
+_user = schema.type_map["User"]
+_user.fields["email"].resolve = resolve_user_email  # type: ignore[union-attr]
 _mutation = schema.mutation_type
 assert _mutation is not None
 _mutation.fields["deletePost"].resolve = resolve_delete_post

@@ -1,12 +1,17 @@
-"""Demo views: every feature reachable from a browser or curl."""
+"""Demo views: every feature reachable from a browser or curl.
+
+Errors are raised, not written here (``Http404``, ``require_http_methods``, the suite's
+exceptions): ErrorMiddleware answers all of them in one format, problem+json for API
+clients and a small HTML page for browsers.
+"""
 
 from __future__ import annotations
 
 import json
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from appframework.auth import (
     AuthManager,
@@ -21,6 +26,7 @@ from appframework.auth import (
 from appframework.authorization import authorized
 from appframework.container import container
 from appframework.exceptions import BadRequestException
+from appframework.security import csrf_protect_login
 
 from .models import Post
 
@@ -29,17 +35,36 @@ def index(request: HttpRequest) -> HttpResponse:
     return render(request, "blog/index.html", {"me": current_user_sync(request)})
 
 
+@csrf_protect_login
+@require_http_methods(["GET", "HEAD", "POST"])
 def login_view(request: HttpRequest) -> HttpResponse:
+    """The login form. Its POST is CSRF-checked even without a session cookie
+    (``csrf_protect_login``): otherwise another site could sign the visitor in to the
+    attacker's account. Rendering the form's token (``{{ csrf_token }}``, Django's
+    ``get_token``) sets the CSRF cookie.
+
+    Wrong passwords are throttled per account and client address; past the limit
+    ``attempt_sync`` raises ``TooManyRequestsException``, which ErrorMiddleware turns
+    into a 429 page.
+    """
     error = None
+    email = ""
     if request.method == "POST":
+        email = request.POST.get("email", "")
         user = container.resolve(AuthManager).attempt_sync(
-            request.POST.get("email", ""), request.POST.get("password", "")
+            email, request.POST.get("password", ""), request=request
         )
         if user is not None:
             login(request, user)
             return redirect("index")
         error = "Wrong email or password."
-    return render(request, "blog/login.html", {"error": error}, status=401 if error else 200)
+    # The typed email comes back (autoescaped by the template); the password never does.
+    return render(
+        request,
+        "blog/login.html",
+        {"error": error, "email": email},
+        status=401 if error else 200,
+    )
 
 
 @require_POST
@@ -62,6 +87,7 @@ async def api_me(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"id": user.pk, "email": user.email})
 
 
+@require_http_methods(["GET", "HEAD", "POST"])
 def posts(request: HttpRequest) -> JsonResponse:
     """GET /posts: public. POST /posts: create (session or bearer; CSRF applies to cookies)."""
     if request.method == "POST":
@@ -81,25 +107,22 @@ def posts(request: HttpRequest) -> JsonResponse:
             raise ValidationException("title: a non-empty string of at most 200 characters.")
         post = Post.objects.create(title=title.strip(), body=str(data.get("body", "")), author=user)
         return JsonResponse(post.as_dict(), status=201)
-    if request.method not in ("GET", "HEAD"):
-        return JsonResponse({"detail": "Method not allowed."}, status=405)
     return JsonResponse({"posts": [p.as_dict() for p in Post.objects.all()[:100]]})
 
 
+@require_http_methods(["GET", "HEAD", "DELETE"])
 async def post_detail(request: HttpRequest, id: int) -> HttpResponse:
     """GET /posts/<id> public; DELETE guarded by authorize(request, "delete-post", post)."""
     from appframework.authorization import authorize
 
     post = await Post.objects.filter(pk=id).afirst()
     if post is None:
-        return JsonResponse({"detail": "Not found."}, status=404)
-    if request.method in ("GET", "HEAD"):
-        return JsonResponse(post.as_dict())
+        raise Http404
     if request.method == "DELETE":
         await authorize(request, "delete-post", post)
         await post.adelete()
         return HttpResponse(status=204)
-    return JsonResponse({"detail": "Method not allowed."}, status=405)
+    return JsonResponse(post.as_dict())
 
 
 @require_POST

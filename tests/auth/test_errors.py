@@ -30,6 +30,13 @@ CASES = [
     ("validation", 422, "Unprocessable Content", "title is required"),
     ("too-many", 429, "Too Many Requests", "slow down"),
 ]
+CODES = {
+    "unauthorized": "not_authenticated",
+    "forbidden": "permission_denied",
+    "bad-request": "bad_request",
+    "validation": "invalid",
+    "too-many": "throttled",
+}
 
 
 def test_error_middleware_is_installed_in_test_settings() -> None:
@@ -90,6 +97,7 @@ async def test_error_from_async_view_for_json_client_is_problem_json(
         "title": title,
         "status": status,
         "detail": detail,
+        "code": CODES[kind],
     }
 
 
@@ -116,18 +124,18 @@ def test_curl_style_accept_any_gets_problem_json(client: Client) -> None:
 
 
 # -- browsers ----------------------------------------------------------------------------------------
-def test_forbidden_for_browser_falls_back_to_djangos_403_page(client: Client) -> None:
+def test_forbidden_for_browser_is_a_small_html_page(client: Client) -> None:
     response = client.get("/t/raise/forbidden", **BROWSER)
     assert response.status_code == 403
     assert response["Content-Type"].startswith("text/html")
     assert "<h1>403 Forbidden</h1>" in response.content.decode()
 
 
-def test_bad_request_for_browser_falls_back_to_djangos_400_page(client: Client) -> None:
+def test_bad_request_for_browser_is_a_small_html_page(client: Client) -> None:
     response = client.get("/t/raise/bad-request", **BROWSER)
     assert response.status_code == 400
     assert response["Content-Type"].startswith("text/html")
-    assert "<h1>Bad Request (400)</h1>" in response.content.decode()
+    assert "<h1>400 Bad Request</h1>" in response.content.decode()
 
 
 @pytest.mark.parametrize(

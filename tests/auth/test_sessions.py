@@ -1,4 +1,4 @@
-"""Cookie sessions: the SPEC state table, AuthManager as a Django backend, and the
+"""Cookie sessions: login/logout state changes, AuthManager as a Django backend, and the
 session attacks X1 (fixation), X2 (replay after logout), X3 (tampering / key rotation)
 and X8a (an Authorization header makes the session ignored)."""
 
@@ -23,7 +23,6 @@ from .conftest import bearer, client_with_session, cookie_for, session_cookie_na
 pytestmark = pytest.mark.urls("tests.auth.urls")
 
 SESSION_SALT = "django.contrib.sessions.backends.signed_cookies"
-SIGNED_COOKIES = "django.contrib.sessions.backends.signed_cookies"
 
 
 def whoami(client: Client, **extra: Any) -> dict[str, Any]:
@@ -139,9 +138,14 @@ def test_login_and_logout_functions_from_sync_views(
     assert whoami(client)["current_user"] is None
 
 
-# -- the cookie is Django's signed_cookies session ------------------------------------------
-def test_session_engine_is_djangos_signed_cookies() -> None:
-    assert settings.SESSION_ENGINE == SIGNED_COOKIES
+# -- the cookie is a signed_cookies session (the suite's engine extends Django's) ------------
+def test_session_engine_is_the_suites_signed_cookie_store() -> None:
+    from django.contrib.sessions.backends.signed_cookies import SessionStore as Signed
+
+    from appframework.auth.session_store import SessionStore
+
+    assert settings.SESSION_ENGINE == "appframework.auth.session_store"
+    assert issubclass(SessionStore, Signed)
 
 
 @pytest.mark.django_db
@@ -380,18 +384,18 @@ def test_attacker_chosen_session_cookie_is_replaced_on_login_and_does_not_authen
 
 # -- X2 replay after logout ------------------------------------------------------------------------
 @pytest.mark.django_db
-def test_captured_cookie_still_authenticates_after_plain_logout_signed_cookie_limitation(
+def test_captured_cookie_is_anonymous_after_plain_logout(
     csrf_client: Client, user: Any, password: str
 ) -> None:
-    """Known limitation of stateless signed cookies (SPEC: "no server-side session store"):
-    a plain logout only clears the browser's cookie; a copy taken before it stays valid
-    until it expires. ``logout(request, everywhere=True)`` is the revocation."""
+    """A copy of the signed cookie taken before a plain logout does not outlive it: the
+    session's nonce is recorded as ended until the cookie would have expired."""
     form_login(csrf_client, user.email, password)
     captured = csrf_client.cookies[session_cookie_name()].value
+    assert replay(captured)["current_user"] == user.pk
     form_logout(csrf_client)
     assert whoami(csrf_client)["current_user"] is None
 
-    assert replay(captured)["current_user"] == user.pk
+    assert replay(captured)["current_user"] is None
 
 
 @pytest.mark.django_db

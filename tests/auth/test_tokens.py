@@ -331,9 +331,9 @@ def test_token_is_rejected_after_logout_everywhere(client: Client, user: Any) ->
 
 
 @pytest.mark.django_db
-def test_token_survives_plain_logout(client: Client, user: Any) -> None:
-    # SPEC rule 2: tokens cannot be revoked earlier than expiry except by the
-    # password/session-version binding; a plain logout is not such an event.
+def test_token_survives_plain_logout_by_default(client: Client, user: Any) -> None:
+    # A token is a credential of its own: a plain logout ends the cookie, not the
+    # tokens (unless logout(revoke_tokens=True) or REVOKE_TOKENS_ON_LOGOUT says so).
     session = client_with_session(cookie_for(user))
     token = session.post("/token").json()["token"]
     session.post("/logout")

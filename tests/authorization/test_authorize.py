@@ -1,4 +1,4 @@
-"""SPEC "Authorization" rule 8: ``authorize(request, ability, *args)``.
+"""``authorize(request, ability, *args)``: login, then the Gate, from a request.
 
 Login first (anonymous → 401), then the Gate (denied → 403), returning the user. The
 user is the session's, else the bearer token's. The demo route ``DELETE /posts/<id>``

@@ -2,7 +2,7 @@
 
 The backend answers ``has_perm`` only for abilities the Gate owns and returns False for
 any other name, so Django's ``app.codename`` permissions, ``{{ perms }}`` and the admin
-keep working (research §0 items 2, 3, 5; §1.8 item 1).
+keep working.
 """
 
 from __future__ import annotations

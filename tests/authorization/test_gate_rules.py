@@ -1,4 +1,6 @@
-"""SPEC "Authorization" rules 1-7: the Gate itself, on a fresh ``Gate()`` per test.
+"""The Gate itself, on a fresh ``Gate()`` per test: bound empty, ``define``,
+``policy``, a policy's ``before``, global ``before`` hooks, the lookup order, and
+``KeyError`` for an ability nothing resolves.
 
 Plain Python classes (``Thing``, ``Person``) stand in for models and users, so these
 tests need no database, except where the rule is about the container or the ORM.
@@ -18,8 +20,8 @@ from appframework.container import container
 from .conftest import Person, SpecialThing, Thing
 
 
-# -- rule 1: the Gate is bound empty by AuthorizationServiceProvider ------------------------
-class TestRule1BoundEmpty:
+# -- the Gate is bound empty by AuthorizationServiceProvider --------------------------------
+class TestBoundEmpty:
     def test_container_resolves_one_shared_gate_instance(self) -> None:
         gate = container.resolve(Gate)
         assert isinstance(gate, Gate)
@@ -56,8 +58,8 @@ class TestRule1BoundEmpty:
             await gate.allows(person, "anything", Thing())
 
 
-# -- rule 2: define(ability, check), check sync or async, truthy/falsy ----------------------
-class TestRule2Define:
+# -- define(ability, check), check sync or async, truthy/falsy ------------------------------
+class TestDefine:
     def test_sync_check_decides(self, gate: Gate) -> None:
         gate.define("edit-thing", lambda user, thing: thing.owner_id == user.pk)
         assert gate.allows_sync(Person(1), "edit-thing", Thing(owner_id=1)) is True
@@ -160,7 +162,7 @@ class TestRule2Define:
             gate.define("", lambda user: True)
 
 
-# -- rule 3: policy(model, policy) ---------------------------------------------------------
+# -- policy(model, policy) -----------------------------------------------------------------
 class CountingPolicy:
     instances = 0
 
@@ -184,7 +186,7 @@ class RecordingPolicy:
         return True
 
 
-class TestRule3Policy:
+class TestPolicy:
     def test_policy_class_is_instantiated_exactly_once(self, gate: Gate) -> None:
         CountingPolicy.instances = 0
         gate.policy(Thing, CountingPolicy)
@@ -313,7 +315,7 @@ class TestRule3Policy:
             gate.policy(Thing(), CountingPolicy)  # type: ignore[arg-type]
 
 
-# -- rule 4: policy before(user, ability) ---------------------------------------------------
+# -- policy before(user, ability) -----------------------------------------------------------
 def _policy_with_before(result: Any, method_result: bool, log: list[Any]) -> type:
     class P:
         def before(self, user: Any, ability: str) -> Any:
@@ -327,7 +329,7 @@ def _policy_with_before(result: Any, method_result: bool, log: list[Any]) -> typ
     return P
 
 
-class TestRule4PolicyBefore:
+class TestPolicyBefore:
     def test_policy_before_true_decides_and_method_is_not_called(self, gate: Gate) -> None:
         log: list[Any] = []
         gate.policy(Thing, _policy_with_before(True, False, log))
@@ -384,8 +386,8 @@ class TestRule4PolicyBefore:
         assert gate.allows_sync(Person(5), "update-post", Post(author_id=5)) is True
 
 
-# -- rule 5: global Gate.before hooks -------------------------------------------------------
-class TestRule5GlobalBefore:
+# -- global Gate.before hooks ---------------------------------------------------------------
+class TestGlobalBefore:
     def test_global_before_true_decides_over_a_denying_check(self, gate: Gate) -> None:
         called: list[str] = []
         gate.define("x", lambda user: called.append("check") or False)
@@ -486,8 +488,8 @@ class TestRule5GlobalBefore:
             gate.allows_sync(Person(), "never-defined")
 
 
-# -- rule 6: lookup order before hooks -> define -> policy ----------------------------------
-class TestRule6LookupOrder:
+# -- lookup order before hooks -> define -> policy ------------------------------------------
+class TestLookupOrder:
     def _ordered_gate(self, gate: Gate, order: list[str], *, define: bool) -> None:
         def hook(user: Any, ability: str, *args: Any) -> None:
             order.append("hook")
@@ -535,8 +537,8 @@ class TestRule6LookupOrder:
         assert gate.inspect_sync(Person(2), "delete-post", post).source == "define:delete-post"
 
 
-# -- rule 7: KeyError, no silent deny -------------------------------------------------------
-class TestRule7KeyError:
+# -- KeyError, no silent deny ---------------------------------------------------------------
+class TestKeyErrorNoSilentDeny:
     def test_key_error_with_no_define_and_no_arguments(self, gate: Gate) -> None:
         with pytest.raises(KeyError) as info:
             gate.allows_sync(Person(), "fly")

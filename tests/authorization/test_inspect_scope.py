@@ -1,4 +1,4 @@
-"""Beyond SPEC (research §1.8 items 4-6): ``Gate.inspect`` / ``Decision``, the
+"""Beyond the yes/no Gate: ``Gate.inspect`` / ``Decision`` (which rule decided), the
 ``gate_evaluated`` signal, ``Gate.scope`` and ``testing.assert_scope_matches``."""
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""SPEC "Authorization" rule 9 and "Role and permission shape": HasRoles, Gate.role(),
-Gate.permission(), the tables, and the query cost of role checks."""
+"""Roles and permissions: HasRoles, Gate.role(), Gate.permission(), the ``roles``,
+``permissions``, ``user_roles`` and ``role_permissions`` tables, and the query cost of
+role checks."""
 
 from __future__ import annotations
 

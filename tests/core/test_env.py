@@ -1,4 +1,4 @@
-"""appframework.env.apply_environment: SPEC's environment variable table."""
+"""appframework.env.apply_environment: the environment variable table (docs/settings.md)."""
 
 from __future__ import annotations
 
@@ -286,8 +286,8 @@ def test_bad_value_is_an_error_even_when_an_explicit_setting_would_win() -> None
         apply({"SESSION_MAX_AGE": "abc"}, SESSION_COOKIE_AGE=5)
 
 
-def test_session_engine_defaults_to_signed_cookies() -> None:
-    assert apply({})["SESSION_ENGINE"] == "django.contrib.sessions.backends.signed_cookies"
+def test_session_engine_defaults_to_the_suites_signed_cookie_store() -> None:
+    assert apply({})["SESSION_ENGINE"] == "appframework.auth.session_store"
 
 
 def test_explicit_session_engine_wins() -> None:
@@ -315,7 +315,7 @@ def test_returns_the_namespace() -> None:
 def test_running_settings_came_through_the_helper() -> None:
     from django.conf import settings
 
-    assert settings.SESSION_ENGINE == "django.contrib.sessions.backends.signed_cookies"
+    assert settings.SESSION_ENGINE == "appframework.auth.session_store"
     assert settings.CSRF_COOKIE_NAME == "csrf_token"
     assert settings.APPFRAMEWORK["CSRF"]["COOKIE_NAME"] == "csrf_token"
 

@@ -56,9 +56,15 @@ def test_defaults(section: str, key: str, empty: Any) -> None:
 
 
 def test_every_default_is_readable() -> None:
+    from django.utils.module_loading import import_string
+
+    from appframework.conf import IMPORT_STRINGS
+
     with override_settings(APPFRAMEWORK={}):
         for section, values in DEFAULTS.items():
             for key, value in values.items():
+                if (section, key) in IMPORT_STRINGS and isinstance(value, str):
+                    value = import_string(value)
                 assert getattr(getattr(app_settings, section), key) == value
 
 

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,6 +16,16 @@ from . import schemas
 
 TEST_SCHEMA = "tests.graphql.schemas.schema"
 DEMO_SCHEMA = "testproject.blog.schema.schema"
+
+#: The production values docs/graphql.md recommends ("Production limits"); tests set
+#: them explicitly rather than relying on the demo's settings.
+RECOMMENDED_LIMITS: dict[str, int] = {
+    "MAX_DEPTH": 15,
+    "MAX_TOKENS": 10000,
+    "MAX_ALIASES": 30,
+    "MAX_ROOT_FIELDS": 15,
+    "MAX_FIELDS": 500,
+}
 
 Configure = Callable[..., None]
 
@@ -44,3 +59,31 @@ def gql(configure: Configure) -> Configure:
     """The test schema at default limits (call it again to change keys)."""
     configure()
     return configure
+
+
+# -- Node.js checks (tests/graphql/http_audit: the GraphQL-over-HTTP audit, the GraphiQL
+# page in jsdom) ----------------------------------------------------------------------------
+NODE_DIR = Path(__file__).parent / "http_audit"
+_NODE, _NPM = shutil.which("node"), shutil.which("npm")
+
+#: Off CI a machine without Node.js skips these tests; in CI its absence is a failure.
+needs_node = pytest.mark.skipif(
+    (_NODE is None or _NPM is None) and os.environ.get("CI") != "true",
+    reason="Node.js/npm not installed (CI=true makes this a failure).",
+)
+
+
+@pytest.fixture(scope="session")
+def node() -> str:
+    """The ``node`` executable, with NODE_DIR's npm packages installed."""
+    if _NODE is None or _NPM is None:
+        pytest.fail("Node.js and npm are required for the Node.js checks in CI.")
+    packages = json.loads((NODE_DIR / "package.json").read_text())["dependencies"]
+    if any(not (NODE_DIR / "node_modules" / name).exists() for name in packages):
+        subprocess.run(
+            [_NPM, "install", "--no-audit", "--no-fund", "--silent"],
+            cwd=NODE_DIR,
+            check=True,
+            timeout=300,
+        )
+    return _NODE

@@ -40,3 +40,27 @@ def nested_query(depth: int) -> str:
     """A query exactly ``depth`` fields deep: node, (depth-2) x child, id."""
     assert depth >= 2
     return "{ node " + "{ child " * (depth - 2) + "{ id }" + " }" * (depth - 2) + " }"
+
+
+def is_ok(response: Any) -> dict[str, Any]:
+    """The body of a 200 answer without errors."""
+    assert response.status_code == 200, response.content
+    body = json_body(response)
+    assert "errors" not in body, body["errors"][:3]
+    return body
+
+
+def is_error(response: Any, fragment: str) -> dict[str, Any]:
+    """The body of a 200 answer refused before execution (``data: null``), with an
+    error whose message contains ``fragment``."""
+    assert response.status_code == 200, response.content
+    body = json_body(response)
+    assert body["data"] is None
+    assert any(fragment in e["message"] for e in body["errors"]), body["errors"][:3]
+    return body
+
+
+def aliases(n: int, plain: int = 0, field: str = "hello") -> str:
+    """``{ a0:hello a1:hello ... hello hello }``: 2 + 3*n + plain tokens."""
+    fields = [f"a{i}:{field}" for i in range(n)] + [field] * plain
+    return "{ " + " ".join(fields) + " }"

@@ -1,7 +1,6 @@
-"""The GraphQL route behind the suite's CSRF middleware (SPEC "CSRF (double-submit
-cookie)"), with the demo schema: cookie sessions need X-CSRF-Token, bearer tokens and
-cookie-less requests do not; the Gate-guarded deletePost mutation answers 401/403 in
-``extensions.status``."""
+"""The GraphQL route behind the suite's double-submit-cookie CSRF middleware, with the
+demo schema: cookie sessions need X-CSRF-Token, bearer tokens and cookie-less requests
+do not; the Gate-guarded deletePost mutation answers 401/403 in ``extensions.status``."""
 
 from __future__ import annotations
 

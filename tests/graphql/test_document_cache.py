@@ -179,7 +179,7 @@ def test_len_read_by_another_thread_during_an_insert_never_exceeds_maxsize() -> 
 
     cache._entries = Probe()
     for i in range(6):
-        cache.get(schemas.schema, q(i), max_depth=15, max_tokens=None)
+        cache.get(schemas.schema, q(i), documents.Limits(max_depth=15))
     for reader in readers:
         reader.join()
     assert len(seen) == 6

@@ -1,6 +1,8 @@
-"""SPEC "GraphQL route" rules 2 and 4, "Errors" (the GraphQL kinds) and "Resolver
-context": every execution outcome is 200 with an ``errors`` list, unexpected resolver
-exceptions are masked unless DEBUG, and ``execute_graphql()`` works without HTTP."""
+"""Execution: every execution outcome (syntax, validation and resolver errors included)
+is answered 200 with an ``errors`` list, unexpected resolver exceptions are masked
+unless DEBUG, the suite's own exceptions keep their message and HTTP status, every
+resolver's context is the request and the container, and ``execute_graphql()`` works
+without HTTP."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""SPEC "GraphQL route": GET serves the GraphiQL UI when enabled (scripts from a CDN,
-rule 3) and 405 otherwise; GET never executes a query; mutations only over POST."""
+"""GET serves the GraphiQL page when enabled (pinned CDN scripts with integrity hashes,
+or self-hosted ones) and 405 otherwise; GET never executes a query; mutations only over
+POST; the page says so in plain words when its assets cannot be loaded."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ pytestmark = [pytest.mark.usefixtures("gql")]
 
 HTML = {"HTTP_ACCEPT": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
 
-# The pins from the research notes (section 3.6), independent of the code's table.
+# The pinned URLs and hashes written out independently of the code's table, so a change
+# to the table has to be made twice: on purpose.
 PINNED = {
     "https://unpkg.com/react@18.3.1/umd/react.production.min.js": "sha384-DGyLxAyjq0f9SPpVevD6IgztCFlnMF6oW/XQGmfe+IsZ8TqEiDrcHkMLKI6fiB/Z",
     "https://unpkg.com/react-dom@18.3.1/umd/react-dom.production.min.js": "sha384-gTGxhz21lVGYNMcdJOyq01Edg0jhn/c22nsx0kyqP0TxaV5WVdsSH1fSDUf5YJj1",
@@ -113,7 +115,7 @@ def test_page_is_not_stored_by_shared_caches(client: Client, configure: Configur
     assert "no-store" in response["Cache-Control"]
 
 
-# -- CDN assets (rule 3) -------------------------------------------------------------------------
+# -- CDN assets -------------------------------------------------------------------------
 def test_page_loads_pinned_cdn_assets_with_sri(client: Client, configure: Configure) -> None:
     configure(GRAPHIQL=True)
     text = page(client.get("/graphql", **HTML))

@@ -1,7 +1,7 @@
 """The GraphQL-over-HTTP specification's own audit suite (npm ``graphql-http``) against
 the real endpoint served over a socket.
 
-Every MUST audit passes. The non-passing SHOULD/MAY audits are exactly SPEC's documented
+Every MUST audit passes. The non-passing SHOULD/MAY audits are exactly the documented
 differences (docs/graphql.md): no ``application/graphql-response+json`` (so its 4xx
 rules do not apply) and no GET execution. Needs Node.js and the npm registry; in CI
 (``CI=true``) their absence fails the test rather than skipping it.
@@ -10,48 +10,24 @@ rules do not apply) and no GET execution. Needs Node.js and the npm registry; in
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-HERE = Path(__file__).parent / "http_audit"
+from .conftest import NODE_DIR, needs_node
 
-# SPEC.md answers application/json only, 200 for every execution result.
+# The endpoint answers application/json only, 200 for every execution result.
 EXPECTED_SHOULD = {"22EB", "865D", "556A", "D586", "51FE", "74FF", "5E5B", "86EE"}
-# SPEC.md: GET serves GraphiQL or 405, never executes.
+# GET serves GraphiQL or 405, never executes.
 EXPECTED_MAY = {"5A70", "D6D5", "6A70"}
 
-
-_NODE, _NPM = shutil.which("node"), shutil.which("npm")
-
-# Off CI a machine without Node.js skips this module; in CI its absence is a failure.
-pytestmark = pytest.mark.skipif(
-    (_NODE is None or _NPM is None) and os.environ.get("CI") != "true",
-    reason="Node.js/npm not installed (CI=true makes this a failure).",
-)
-
-
-def _node_tools() -> tuple[str, str]:
-    if _NODE is None or _NPM is None:
-        pytest.fail("Node.js and npm are required for the GraphQL-over-HTTP audit in CI.")
-    return _NODE, _NPM
+pytestmark = [needs_node]
 
 
 @pytest.fixture(scope="module")
-def audit_script() -> list[str]:
-    node, npm = _node_tools()
-    if not (HERE / "node_modules" / "graphql-http").exists():
-        subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund", "--silent"],
-            cwd=HERE,
-            check=True,
-            timeout=300,
-        )
-    return [node, str(HERE / "audit.mjs")]
+def audit_script(node: str) -> list[str]:
+    return [node, str(NODE_DIR / "audit.mjs")]
 
 
 @pytest.mark.django_db(transaction=True)

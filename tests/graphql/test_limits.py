@@ -1,22 +1,22 @@
-"""SPEC "Limits": max_tokens (10000) and max_depth (15), None disabling each; depth
-counted through fragments; introspection passes at the defaults; the document cache
-never lets a document slip past a limit."""
+"""The depth and token limits: max_tokens (10000) and max_depth (15), None disabling
+each; depth counted through fragments; introspection passes at the defaults; the
+document cache never lets a document slip past a limit. (The breadth limits and the
+introspection switch: test_breadth_limits.py.)"""
 
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import pytest
 from django.test import Client
 from graphql import get_introspection_query
 from graphql.language import Lexer, Source, TokenKind
 
-from appframework_graphql.documents import DocumentCache
+from appframework_graphql.documents import DocumentCache, Limits
 
 from . import schemas
 from .conftest import Configure
-from .helpers import json_body, nested_query, post
+from .helpers import aliases, is_error, is_ok, json_body, nested_query, post
 
 pytestmark = [pytest.mark.usefixtures("gql")]
 
@@ -28,27 +28,6 @@ def token_count(query: str) -> int:
     while lexer.advance().kind is not TokenKind.EOF:
         count += 1
     return count
-
-
-def aliases(n: int, plain: int = 0) -> str:
-    """``{ a0:hello a1:hello ... hello hello }``: 2 + 3*n + plain tokens."""
-    fields = [f"a{i}:hello" for i in range(n)] + ["hello"] * plain
-    return "{ " + " ".join(fields) + " }"
-
-
-def is_ok(response: Any) -> dict[str, Any]:
-    assert response.status_code == 200, response.content
-    body = json_body(response)
-    assert "errors" not in body, body["errors"][:3]
-    return body
-
-
-def is_error(response: Any, fragment: str) -> dict[str, Any]:
-    assert response.status_code == 200, response.content
-    body = json_body(response)
-    assert body["data"] is None
-    assert any(fragment in e["message"] for e in body["errors"]), body["errors"][:3]
-    return body
 
 
 # -- max_tokens -------------------------------------------------------------------------------
@@ -106,7 +85,7 @@ def test_max_tokens_error_happens_before_any_resolver(client: Client, configure:
 def test_nested_query_helper_has_the_requested_depth() -> None:
     from graphql import parse
 
-    from appframework_graphql.depth import max_operation_depth
+    from appframework_graphql.measure import max_operation_depth
 
     for depth in (2, 3, 15, 16, 40):
         assert max_operation_depth(parse(nested_query(depth))) == depth
@@ -322,8 +301,8 @@ def test_cached_document_does_not_bypass_a_lowered_max_tokens(
 def test_one_cache_instance_keys_on_the_limits() -> None:
     cache = DocumentCache(16)
     query = nested_query(10)
-    assert cache.get(schemas.schema, query, max_depth=15, max_tokens=None).document is not None
-    assert cache.get(schemas.schema, query, max_depth=5, max_tokens=None).document is None
-    assert cache.get(schemas.schema, query, max_depth=15, max_tokens=10).document is None
-    assert cache.get(schemas.schema, query, max_depth=15, max_tokens=None).document is not None
+    assert cache.get(schemas.schema, query, Limits(max_depth=15)).document is not None
+    assert cache.get(schemas.schema, query, Limits(max_depth=5)).document is None
+    assert cache.get(schemas.schema, query, Limits(max_depth=15, max_tokens=10)).document is None
+    assert cache.get(schemas.schema, query, Limits(max_depth=15)).document is not None
     assert cache.hits == 1 and cache.misses == 3

@@ -1,5 +1,6 @@
-"""SPEC "GraphQL route" rule 1 and "GraphQL request/response": request parsing, status
-codes before execution, and the shape of the response body."""
+"""Requests and answers: a body that is not a GraphQL request is 400 (415 for a valid one
+under the wrong content type), methods other than POST 405, and the response body is
+``{"data": ..., "errors": [...]}`` with ``errors`` only when there are some."""
 
 from __future__ import annotations
 

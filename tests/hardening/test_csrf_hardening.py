@@ -16,7 +16,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.hardening.urls")]
 def test_admin_login_post_without_cookie_or_token_is_refused_by_djangos_csrf_protect(
     user: Any,
 ) -> None:
-    # No session cookie: exempt from the suite's check (SPEC rule 3), but the admin's
+    # No session cookie: exempt from the suite's check, but the admin's
     # own @csrf_protect still runs, so login CSRF against the admin is refused.
     client = Client(enforce_csrf_checks=True)
     response = client.post(

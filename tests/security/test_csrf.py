@@ -1,4 +1,7 @@
-"""SPEC "CSRF (double-submit cookie)", rules 1-4, one group of tests per sentence."""
+"""The double-submit cookie CSRF check, one group of tests per rule: a readable
+``csrf_token`` cookie; unsafe methods (POST, PUT, PATCH, DELETE) must echo it in
+``X-CSRF-Token`` or the ``_token`` form field; the exemptions (an ``Authorization``
+header, no session cookie, the exempt predicate); ``CSRF_ENABLED=false`` turns it off."""
 
 from __future__ import annotations
 
@@ -48,8 +51,8 @@ def _csrf(app: dict[str, Any] | None = None, **csrf: Any) -> dict[str, Any]:
     return base
 
 
-# -- rule 1: a readable cookie named csrf_token ------------------------------------------
-class TestRule1Cookie:
+# -- a readable cookie named csrf_token -------------------------------------------------
+class TestReadableCookie:
     def test_get_sets_cookie_named_csrf_token(self, csrf_client: Client) -> None:
         response = csrf_client.get("/sec/echo")
         assert response.status_code == 200
@@ -95,9 +98,9 @@ class TestRule1Cookie:
         assert problem_detail(refused) == REASON_NO_COOKIE
 
 
-# -- rule 2: unsafe methods must echo the cookie -----------------------------------------
+# -- unsafe methods must echo the cookie ------------------------------------------------
 @pytest.mark.parametrize("method", UNSAFE)
-class TestRule2Unsafe:
+class TestUnsafeMethodsEchoTheCookie:
     def test_no_token_is_403(self, session_client: Client, method: str) -> None:
         response = send_json(session_client, method, **JSON_ACCEPT)
         assert response.status_code == 403
@@ -201,14 +204,18 @@ def test_header_wins_check_with_real_login_session(
 ) -> None:
     """Same rule with a session made by a real POST /login rather than force_login."""
     prime(csrf_client, "/login")
-    login = csrf_client.post("/login", {"email": user.email, "password": password})
+    # The login form itself is CSRF-protected (login CSRF), so it echoes the token too.
+    anonymous_token = csrf_client.cookies[COOKIE].value
+    login = csrf_client.post(
+        "/login", {"email": user.email, "password": password, "_token": anonymous_token}
+    )
     assert login.status_code == 302
     token = csrf_client.cookies[COOKIE].value
     assert send_json(csrf_client, "POST", **JSON_ACCEPT).status_code == 403
     assert send_json(csrf_client, "POST", **{HEADER: token}).json()["authenticated"] is True
 
 
-# -- rule 3: the exemptions ---------------------------------------------------------------
+# -- the exemptions: Authorization header, no session cookie, the predicate -------------
 @pytest.mark.parametrize("method", SAFE)
 def test_safe_methods_are_never_checked(session_client: Client, method: str) -> None:
     del session_client.cookies[COOKIE]
@@ -329,7 +336,10 @@ class TestExemptPredicate:
         ("/sec/echo", {"HTTP_X_REQUESTED_WITH": "XMLHttpRequest"}),
         ("/sec/echo", {"HTTP_ORIGIN": "http://testserver", "HTTP_SEC_FETCH_SITE": "same-origin"}),
         ("/sec/echo", {"HTTP_REFERER": "http://testserver/"}),
-        ("/sec/echo", {"wsgi.url_scheme": "https", "SERVER_PORT": "443"}),
+        (
+            "/sec/echo",
+            {"wsgi.url_scheme": "https", "SERVER_PORT": "443", "HTTP_REFERER": "https://testserver/"},
+        ),
         ("/sec/async-echo", {}),
         ("/posts", {}),
         ("/login", {}),
@@ -366,8 +376,8 @@ def test_async_view_is_checked_like_a_sync_one(
     assert allowed.json()["user_id"] == user.pk
 
 
-# -- rule 4: CSRF_ENABLED=false turns it off -------------------------------------------------
-class TestRule4Disabled:
+# -- CSRF_ENABLED=false turns it off ----------------------------------------------------
+class TestDisabled:
     @pytest.fixture(autouse=True)
     def _disabled(self) -> Any:
         with override_settings(APPFRAMEWORK=_csrf(ENABLED=False)):

@@ -1,5 +1,8 @@
-"""research/auth.md 2d: X6 (basics), X7 (cookie tossing, foreign tokens, rotation),
-X8a (Authorization + session), X8b (login CSRF with a pre-login session)."""
+"""CSRF attacks, one class each: forged requests without or with a wrong token; cookie
+tossing (a token planted from a sibling subdomain, or taken from another user's or
+another session's cookie); token rotation at login and logout; a request carrying both
+an ``Authorization`` header and the victim's session cookie; login CSRF against a
+pre-login (anonymous) session; and rotation of the secret key."""
 
 from __future__ import annotations
 
@@ -65,8 +68,8 @@ def _form_token(html: bytes, field: str) -> str:
     return match.group(1).decode()
 
 
-# -- X6 -------------------------------------------------------------------------------
-class TestX6Basics:
+# -- forged requests: no token, or one that does not match the cookie -----------------
+class TestForgedRequestBasics:
     def test_no_header_no_field_is_403(self, victim: Client) -> None:
         response = send_form(victim, "POST", {"title": "x"}, **JSON_ACCEPT)
         assert response.status_code == 403
@@ -99,8 +102,8 @@ class TestX6Basics:
         assert not Post.objects.exists()
 
 
-# -- X7 -------------------------------------------------------------------------------
-class TestX7CookieTossing:
+# -- cookie tossing: a token planted or borrowed from another session -----------------
+class TestCookieTossing:
     def test_attackers_own_session_token_planted_is_403(
         self, victim: Client, attacker: Client
     ) -> None:
@@ -169,7 +172,7 @@ class TestX7CookieTossing:
         assert response.status_code == 403
 
 
-class TestX7Rotation:
+class TestTokenRotationAtLoginAndLogout:
     def test_pre_login_token_stops_working_after_real_login(
         self, csrf_client: Client, user: Any, password: str
     ) -> None:
@@ -241,8 +244,8 @@ class TestX7Rotation:
         assert _session_user_id(victim) == str(user.pk)
 
 
-# -- X8a ------------------------------------------------------------------------------
-class TestX8aAuthorizationHeader:
+# -- Authorization header sent along with the victim's session cookie -----------------
+class TestAuthorizationHeaderIgnoresTheSession:
     def test_not_a_csrf_403_but_anonymous(self, victim: Client) -> None:
         response = send_json(victim, "POST", HTTP_AUTHORIZATION="Bearer garbage")
         assert response.status_code == 200
@@ -292,8 +295,8 @@ class TestX8aAuthorizationHeader:
         assert response.status_code == 401
 
 
-# -- X8b ------------------------------------------------------------------------------
-class TestX8bLoginCsrf:
+# -- login CSRF against a pre-login (anonymous) session -------------------------------
+class TestLoginCsrf:
     def test_login_post_with_anonymous_session_needs_the_token(
         self, csrf_client: Client, user: Any, password: str
     ) -> None:

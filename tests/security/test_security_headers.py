@@ -1,4 +1,7 @@
-"""SecurityHeadersMiddleware: SPEC "Security response headers" and research X9."""
+"""SecurityHeadersMiddleware: the default headers (nosniff, DENY,
+strict-origin-when-cross-origin; no CSP or HSTS unless configured), each setting, and
+the headers on every response: errors, CSRF rejections, async views, and HSTS behind a
+TLS-terminating proxy."""
 
 from __future__ import annotations
 

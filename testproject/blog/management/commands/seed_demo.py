@@ -4,17 +4,24 @@ from django.core.management.base import BaseCommand
 
 from testproject.blog.models import Post, User
 
+#: The account this command creates. A well-known login, so the deploy check blog.E001
+#: (testproject/blog/checks.py) refuses to let a database holding it go live.
+DEMO_EMAIL = "demo@example.com"
+DEMO_PASSWORD = "demo-password"
+#: Every account the seed creates (what blog.E001 looks for).
+SEEDED_EMAILS: tuple[str, ...] = (DEMO_EMAIL,)
+
 
 class Command(BaseCommand):
-    help = "Create the demo user (demo@example.com / demo-password) and a few posts."
+    help = f"Create the demo user ({DEMO_EMAIL} / {DEMO_PASSWORD}) and a few posts."
 
     def handle(self, *args: Any, **options: Any) -> None:
-        user = User.objects.filter(email="demo@example.com").first()
+        user = User.objects.filter(email=DEMO_EMAIL).first()
         if user is None:
-            user = User.objects.create_superuser("demo@example.com", "demo-password", name="Demo")
+            user = User.objects.create_superuser(DEMO_EMAIL, DEMO_PASSWORD, name="Demo")
         if not Post.objects.exists():
             for n in range(1, 4):
                 Post.objects.create(
                     title=f"Hello #{n}", body="Written by the demo seed.", author=user
                 )
-        self.stdout.write("demo user: demo@example.com / demo-password")
+        self.stdout.write(f"demo user: {DEMO_EMAIL} / {DEMO_PASSWORD}")

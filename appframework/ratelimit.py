@@ -1,0 +1,174 @@
+"""``RateLimiter``: counts per key and time window on a Django cache alias.
+
+Counting is one atomic ``incr`` per hit, so the limit holds across threads and, on a
+shared cache (Redis, Memcached), across processes and machines. A hit is counted
+*before* the caller does the guarded work: of N concurrent callers at most ``limit``
+are ever let through, which a read-then-write counter cannot promise.
+
+Two algorithms:
+
+- ``"fixed"``: the count of the current window (``window`` seconds, aligned to the
+  epoch). Cheapest; a burst of ``2 * limit`` is possible across a window boundary.
+- ``"sliding"``: the current window's count plus the previous window's count weighted
+  by how much of it still overlaps the last ``window`` seconds — a close estimate of a
+  true sliding window at the cost of one more cache read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from asgiref.sync import sync_to_async
+from django.core.cache import BaseCache, caches
+
+__all__ = ["RateLimitResult", "RateLimiter"]
+
+Algorithm = Literal["fixed", "sliding"]
+
+
+@dataclass(frozen=True)
+class RateLimitResult:
+    """``allowed``: the hit is within the limit. ``count``: hits counted in the window
+    (weighted for ``sliding``). ``retry_after``: seconds until a hit would be allowed
+    again (0 when allowed)."""
+
+    allowed: bool
+    count: float
+    limit: int
+    retry_after: float
+
+
+class RateLimiter:
+    """``hit(key, limit, window)`` counts one and answers; ``peek`` answers without
+    counting; ``reset`` forgets the key; ``refund`` takes one hit back.
+
+    ``cache_alias`` defaults to ``APPFRAMEWORK["RATE_LIMIT"]["CACHE"]``. Keys are hashed,
+    so any string (an e-mail address, an IPv6 address) is a valid key on every backend.
+    The async twins are ``ahit``, ``apeek``, ``areset`` and ``arefund``.
+    """
+
+    def __init__(
+        self,
+        cache_alias: str | None = None,
+        *,
+        algorithm: Algorithm = "fixed",
+        prefix: str = "appframework:ratelimit",
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        if algorithm not in ("fixed", "sliding"):
+            raise ValueError(f"Unknown rate-limit algorithm {algorithm!r}: 'fixed' or 'sliding'.")
+        self.cache_alias = cache_alias
+        self.algorithm = algorithm
+        self.prefix = prefix
+        self._clock: Callable[[], float] = clock or time.time
+
+    @property
+    def cache(self) -> BaseCache:
+        from .conf import app_settings
+
+        return caches[self.cache_alias or str(app_settings.RATE_LIMIT.CACHE)]
+
+    def _bucket_key(self, key: str, window: float, bucket: int) -> str:
+        digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        return f"{self.prefix}:{digest}:{window:g}:{bucket}"
+
+    def _increment(self, cache: BaseCache, bucket_key: str, timeout: int) -> int:
+        # add() creates the counter with its expiry; incr() is atomic on every backend
+        # that shares state. If the counter expired in between, create it again.
+        for _ in range(3):
+            cache.add(bucket_key, 0, timeout)
+            try:
+                return int(cache.incr(bucket_key))
+            except ValueError:
+                continue
+        raise RuntimeError(f"Rate-limit counter {bucket_key!r} could not be incremented.")
+
+    def _answer(self, current: int, previous: int, limit: int, window: float, now: float) -> RateLimitResult:
+        start = math.floor(now / window) * window
+        elapsed = now - start
+        if self.algorithm == "fixed":
+            count: float = current
+            allowed = current <= limit
+            retry_after = 0.0 if allowed else start + window - now
+        else:
+            weight = 1.0 - elapsed / window
+            count = current + previous * weight
+            allowed = count <= limit
+            retry_after = 0.0 if allowed else self._sliding_wait(current, previous, limit, window, elapsed)
+        return RateLimitResult(allowed, count, limit, max(0.0, retry_after))
+
+    @staticmethod
+    def _sliding_wait(current: int, previous: int, limit: int, window: float, elapsed: float) -> float:
+        # The next hit makes ``current + 1``. Within this window the estimate falls as the
+        # previous window's weight (1 - elapsed/window) does: wait until
+        # current + 1 + previous * weight <= limit.
+        rest = window - elapsed
+        if previous and current + 1 <= limit:
+            at = window * (1.0 - (limit - current - 1) / previous)
+            if at - elapsed < rest:
+                return max(0.0, at - elapsed) + 1e-6
+        # Otherwise in the next window, where this window's count is the "previous" one:
+        # 1 + current * (1 - t/window) <= limit.
+        later = window * (1.0 - (limit - 1) / current) if current else 0.0
+        return rest + max(0.0, later) + 1e-6
+
+    def _counts(self, key: str, window: float, now: float, *, count: bool) -> tuple[int, int]:
+        cache = self.cache
+        bucket = math.floor(now / window)
+        current_key = self._bucket_key(key, window, bucket)
+        # The counter outlives its window by one more for the sliding estimate.
+        timeout = math.ceil(window * (2 if self.algorithm == "sliding" else 1)) + 1
+        if count:
+            current = self._increment(cache, current_key, timeout)
+        else:
+            current = int(cache.get(current_key) or 0)
+        previous = 0
+        if self.algorithm == "sliding":
+            previous = int(cache.get(self._bucket_key(key, window, bucket - 1)) or 0)
+        return current, previous
+
+    def hit(self, key: str, limit: int, window: float) -> RateLimitResult:
+        """Count one hit for ``key`` and say whether it is within ``limit`` per ``window``
+        seconds."""
+        now = self._clock()
+        current, previous = self._counts(key, window, now, count=True)
+        return self._answer(current, previous, limit, window, now)
+
+    def peek(self, key: str, limit: int, window: float) -> RateLimitResult:
+        """Whether one more hit would be allowed, without counting it."""
+        now = self._clock()
+        current, previous = self._counts(key, window, now, count=False)
+        return self._answer(current + 1, previous, limit, window, now)
+
+    def refund(self, key: str, window: float) -> None:
+        """Take back one hit of the current window (work that turned out fine)."""
+        bucket_key = self._bucket_key(key, window, math.floor(self._clock() / window))
+        try:
+            if int(self.cache.decr(bucket_key)) < 0:
+                self.cache.set(bucket_key, 0, math.ceil(window) + 1)
+        except ValueError:
+            pass  # expired meanwhile: nothing to take back
+
+    def reset(self, key: str, window: float) -> None:
+        """Forget ``key``'s counts (the current and the previous window)."""
+        bucket = math.floor(self._clock() / window)
+        self.cache.delete_many(
+            [self._bucket_key(key, window, bucket), self._bucket_key(key, window, bucket - 1)]
+        )
+
+    async def ahit(self, key: str, limit: int, window: float) -> RateLimitResult:
+        return await sync_to_async(self.hit)(key, limit, window)
+
+    async def apeek(self, key: str, limit: int, window: float) -> RateLimitResult:
+        return await sync_to_async(self.peek)(key, limit, window)
+
+    async def arefund(self, key: str, window: float) -> None:
+        await sync_to_async(self.refund)(key, window)
+
+    async def areset(self, key: str, window: float) -> None:
+        await sync_to_async(self.reset)(key, window)

@@ -1,0 +1,212 @@
+"""What the benchmark scripts share: the repository on ``sys.path``, the common options,
+interleaved rounds, paired ratios, and the closing table of ratios against targets.
+
+Every script parses its options with :class:`Parser` (``--quick``, ``--json``, and
+``--rounds`` & co. whose default depends on ``--quick``), times its contenders with
+:func:`interleave`, and ends with :func:`finish`, which prints one line per targeted
+ratio (``ok`` or ``MISSED``). With ``--json`` the human-readable report goes to stderr
+and stdout carries only one JSON object::
+
+    {"benchmark": "gate", "ratios": [{"name": "rules/Gate", "value": 5.8, "op": ">=",
+     "target": 1.0, "ok": true}], "info": {"gate/direct": 5.6}}
+
+which ``benchmarks/run_all.py`` collects into one table. Standard library only: the
+GraphQL benchmark imports it inside its own virtualenvs too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    # The scripts run as ``python benchmarks/x.py``: put the repository root on the path
+    # for ``testproject`` (not an installed package) and the packages themselves.
+    sys.path.insert(0, str(ROOT))
+
+SECRET_KEY = "benchmark-only-secret-key-0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def configure_django(**settings_: Any) -> None:
+    """``settings.configure()`` (DEBUG off, a fixed SECRET_KEY, USE_TZ, then the
+    benchmark's own settings) and ``django.setup()``: no settings module, no environment
+    variables."""
+    import django
+    from django.conf import settings
+
+    settings.configure(**{"DEBUG": False, "SECRET_KEY": SECRET_KEY, "USE_TZ": True, **settings_})
+    django.setup()
+
+
+def platform() -> str:
+    import django
+
+    return f"Django {django.get_version()}, Python {sys.version.split()[0]}"
+
+
+# -- options ------------------------------------------------------------------------------
+class Parser(argparse.ArgumentParser):
+    """ArgumentParser with the options every benchmark shares.
+
+    ``measures`` adds ``--quick`` (the values of the options added with
+    :meth:`add_scaled` switch to their quick ones); ``reports`` adds ``--json``.
+    """
+
+    def __init__(self, doc: str, *, measures: bool = True, reports: bool = True) -> None:
+        super().__init__(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+        self._scaled: dict[str, tuple[Any, Any]] = {}
+        self.stdout: TextIO = sys.stdout
+        if measures:
+            self.add_argument(
+                "--quick",
+                action="store_true",
+                help="fewer rounds / shorter batches: a rougher reading in a fraction of the time",
+            )
+        if reports:
+            self.add_argument(
+                "--json",
+                action="store_true",
+                help="print only one JSON object with the ratios on stdout; the report goes to stderr",
+            )
+
+    def add_scaled(self, flag: str, type_: type, default: Any, quick: Any, help_: str = "") -> None:
+        """An option whose default is ``default``, or ``quick`` with --quick."""
+        self._scaled[flag.lstrip("-").replace("-", "_")] = (default, quick)
+        self.add_argument(
+            flag,
+            type=type_,
+            default=None,
+            help=f"{help_} (default {default}; {quick} with --quick)",
+        )
+
+    def add_clock(self, default: str) -> None:
+        self.add_argument(
+            "--clock",
+            choices=("cpu", "wall"),
+            default=default,
+            help=f"cpu = this process's CPU time (time.process_time: robust to other load), "
+            f"wall = time.perf_counter (default {default})",
+        )
+
+    def parse_args(self, args: Sequence[str] | None = None) -> argparse.Namespace:  # type: ignore[override]
+        ns = super().parse_args(args)
+        quick = getattr(ns, "quick", False)
+        for dest, (default, quick_value) in self._scaled.items():
+            if getattr(ns, dest) is None:
+                setattr(ns, dest, quick_value if quick else default)
+        if hasattr(ns, "clock"):
+            ns.timer = time.process_time if ns.clock == "cpu" else time.perf_counter
+        if getattr(ns, "json", False):
+            ns.json_out = sys.stdout
+            sys.stdout = sys.stderr  # every print() of the report; the JSON goes to json_out
+        return ns
+
+
+# -- measuring ----------------------------------------------------------------------------
+def interleave(
+    batches: dict[str, Callable[[], float]],
+    rounds: int,
+    *,
+    rotate: bool = True,
+    after_round: Callable[[], object] | None = None,
+) -> dict[str, list[float]]:
+    """Run ``rounds`` rounds of every batch (each returns seconds per operation) and
+    return the samples by name. The order is reversed every other round and, with
+    ``rotate``, also rotated by one more each round, so that no contender always runs
+    first or next to the same neighbour. Without ``rotate`` neighbours in ``batches``
+    stay back to back (only who goes first alternates): use it for pairs."""
+    names = list(batches)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(rounds):
+        k = r % len(names) if rotate else 0
+        order = names[k:] + names[:k]
+        if r % 2:
+            order.reverse()
+        for name in order:
+            samples[name].append(batches[name]())
+        if after_round is not None:
+            after_round()
+    return samples
+
+
+def median_ratio(a: Sequence[float], b: Sequence[float]) -> float:
+    """Median of the per-round ratios ``a[i] / b[i]``: both sides of a round ran back to
+    back, so load from other processes hits them alike."""
+    return statistics.median(x / y for x, y in zip(a, b, strict=True))
+
+
+# -- reporting ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Ratio:
+    name: str
+    value: float
+    op: str  # "<=" or ">="
+    target: float
+
+    @property
+    def ok(self) -> bool:
+        return self.value <= self.target if self.op == "<=" else self.value >= self.target
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Ratio:
+        return cls(data["name"], float(data["value"]), data["op"], float(data["target"]))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "value": self.value,
+            "op": self.op,
+            "target": self.target,
+            "ok": self.ok,
+        }
+
+
+_ROW = "{:<18}{:<36}{:>9}  {:<9}{}"
+
+
+def table_row(benchmark: str, name: str, measured: str, target: str, verdict: str) -> str:
+    return _ROW.format(benchmark, name, measured, target, verdict)
+
+
+def table(rows: Iterable[tuple[str, Ratio]]) -> list[str]:
+    """Lines of the ratio table: benchmark | ratio | measured | target | ok/MISSED."""
+    lines = [table_row("benchmark", "ratio", "measured", "target", "verdict")]
+    for benchmark, r in rows:
+        lines.append(
+            table_row(
+                benchmark,
+                r.name,
+                f"{r.value:.3f}",
+                f"{r.op} {r.target}",
+                "ok" if r.ok else "MISSED",
+            )
+        )
+    return lines
+
+
+def finish(
+    args: argparse.Namespace,
+    benchmark: str,
+    ratios: list[Ratio],
+    info: dict[str, float] | None = None,
+) -> int:
+    """Print the targeted ratios (and, with --json, the JSON object); returns 0: a
+    benchmark that ran has done its job, a missed target is a reading, not a failure."""
+    print()
+    print("\n".join(table((benchmark, r) for r in ratios)), flush=True)
+    if getattr(args, "json", False):
+        result = {
+            "benchmark": benchmark,
+            "ratios": [r.to_json() for r in ratios],
+            "info": info or {},
+        }
+        print(json.dumps(result), file=args.json_out, flush=True)
+    return 0

@@ -1,0 +1,97 @@
+"""Runs every benchmark and prints one table of their ratios against the targets.
+
+    .venv/bin/python benchmarks/run_all.py [--quick] [--only NAME,...] [--strict]
+
+``scripts/bench`` installs what they need first (``.[all,bench]`` into .venv, the
+GraphQL virtualenvs) and then runs this. The benchmarks run one after the other (side by
+side they would measure each other), each as its own process with ``--json`` (and
+``--quick``): its report streams through stderr and its ratios come back as one JSON
+object on stdout (see benchlib.py). The GraphQL benchmark runs through
+``benchmarks/graphql/run.sh``, in its own virtualenvs.
+
+Exit status: 0 when every benchmark ran, MISSED ratios included (they are readings of a
+noisy machine, not failures); 1 when a benchmark failed to run, or, with ``--strict``,
+when a target was missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import benchlib
+
+HERE = Path(__file__).resolve().parent
+BENCHMARKS: dict[str, list[str]] = {
+    "middleware_stack": [sys.executable, str(HERE / "middleware_stack.py")],
+    "gate": [sys.executable, str(HERE / "gate.py")],
+    "hash_password": [sys.executable, str(HERE / "hash_password.py")],
+    "graphql": ["bash", str(HERE / "graphql" / "run.sh")],
+}
+
+
+def run(name: str, quick: bool) -> tuple[list[benchlib.Ratio], str | None]:
+    """Run one benchmark; returns its ratios, or an error message."""
+    cmd = [*BENCHMARKS[name], "--json"] + (["--quick"] if quick else [])
+    done = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, cwd=HERE.parent)
+    if done.returncode != 0:
+        return [], f"exit status {done.returncode}"
+    lines = [line for line in done.stdout.splitlines() if line.strip()]
+    try:
+        result = json.loads(lines[-1])
+        return [benchlib.Ratio.from_json(r) for r in result["ratios"]], None
+    except (IndexError, ValueError, KeyError, TypeError) as exc:
+        return [], f"no JSON result on stdout ({type(exc).__name__})"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="fewer rounds: about 1-2 minutes")
+    parser.add_argument(
+        "--only", help=f"comma-separated subset of: {', '.join(BENCHMARKS)} (default: all)"
+    )
+    parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    args = parser.parse_args()
+    names = [n.strip() for n in args.only.split(",")] if args.only else list(BENCHMARKS)
+    unknown = [n for n in names if n not in BENCHMARKS]
+    if unknown:
+        parser.error(f"unknown benchmark(s) {', '.join(unknown)}; known: {', '.join(BENCHMARKS)}")
+
+    started = time.monotonic()
+    rows: list[tuple[str, benchlib.Ratio]] = []
+    errors: dict[str, str] = {}
+    took: dict[str, float] = {}
+    for name in names:
+        print(f"\n===== {name}{' (--quick)' if args.quick else ''}", flush=True)
+        t0 = time.monotonic()
+        ratios, error = run(name, args.quick)
+        took[name] = time.monotonic() - t0
+        rows += [(name, r) for r in ratios]
+        if error:
+            errors[name] = error
+    total = time.monotonic() - started
+
+    print(f"\n===== all benchmarks{' (--quick)' if args.quick else ''}")
+    print("\n".join(benchlib.table(rows)))
+    for name, error in errors.items():
+        print(benchlib.table_row(name, f"(no result: {error})", "-", "-", "ERROR"))
+    print(
+        "\n"
+        + ", ".join(f"{n} {t:.0f} s" for n, t in took.items())
+        + f"; total {total:.0f} s. Ratios are medians of per-round paired ratios; "
+        "on a busy machine they move by about +-0.1 between runs."
+    )
+    missed = [r for _, r in rows if not r.ok]
+    if errors:
+        return 1
+    return 1 if args.strict and missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
