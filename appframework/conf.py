@@ -87,6 +87,18 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "HSTS_MAX_AGE": 31536000,
     },
     "AUTHORIZATION": {},
+    "TENANCY": {
+        # Import string of resolver(request) -> tenant id or None. Required: there is no
+        # default way to know a request's tenant (appframework_tenancy.E001).
+        "RESOLVER": None,
+        # True: a tenant-scoped query with no tenant selected raises TenantRequired
+        # instead of running unfiltered; all_tenants() still reads every tenant.
+        "STRICT": False,
+        # Carry the tenant from the publisher to the Celery worker (when Celery is installed).
+        "CELERY": True,
+        # Add the Gate hook denying any ability on another tenant's object.
+        "GATE_GUARD": True,
+    },
     "GRAPHQL": {
         "SCHEMA": None,
         "PATH": "/graphql",
@@ -110,7 +122,12 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 
 # (section, key) pairs holding dotted paths, imported on first access.
 IMPORT_STRINGS: frozenset[tuple[str, str]] = frozenset(
-    {("AUTH", "CSRF_EXEMPT"), ("AUTH", "TOKEN_MANAGER"), ("GRAPHQL", "SCHEMA")}
+    {
+        ("AUTH", "CSRF_EXEMPT"),
+        ("AUTH", "TOKEN_MANAGER"),
+        ("GRAPHQL", "SCHEMA"),
+        ("TENANCY", "RESOLVER"),
+    }
 )
 
 

@@ -1,0 +1,65 @@
+"""Row-level multi-tenancy: models with a ``tenant_id`` column are scoped to the
+current tenant, resolved per request by your resolver and kept in a ``ContextVar``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from appframework._lazy import lazy_exports
+
+from .context import (
+    ALL_TENANTS,
+    all_tenants,
+    as_tenant,
+    current_tenant_id,
+    on_commit,
+    tenant_bound,
+)
+from .exceptions import TenantMismatch, TenantRequired
+
+if TYPE_CHECKING:
+    from .apps import TenancyServiceProvider
+    from .commands import TenantCommand
+    from .middleware import TenantMiddleware
+    from .models import (
+        TenantManager,
+        TenantModel,
+        TenantModelMixin,
+        TenantQuerySet,
+        UnscopedTenantManager,
+    )
+    from .scope import TenantScope
+
+_EXPORTS = {
+    "TenancyServiceProvider": ".apps",
+    "TenantCommand": ".commands",
+    "TenantMiddleware": ".middleware",
+    "TenantManager": ".models",
+    "TenantModel": ".models",
+    "TenantModelMixin": ".models",
+    "TenantQuerySet": ".models",
+    "UnscopedTenantManager": ".models",
+    "TenantScope": ".scope",
+}
+
+__all__ = [
+    "ALL_TENANTS",
+    "TenancyServiceProvider",
+    "TenantCommand",
+    "TenantManager",
+    "TenantMiddleware",
+    "TenantMismatch",
+    "TenantModel",
+    "TenantModelMixin",
+    "TenantQuerySet",
+    "TenantRequired",
+    "TenantScope",
+    "UnscopedTenantManager",
+    "all_tenants",
+    "as_tenant",
+    "current_tenant_id",
+    "on_commit",
+    "tenant_bound",
+]
+
+__getattr__ = lazy_exports(__name__, _EXPORTS)

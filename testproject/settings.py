@@ -89,6 +89,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "appframework.auth",
     "appframework.authorization",
+    "appframework_tenancy",
     "appframework_graphql",
     "testproject.blog",
 ]
@@ -99,6 +100,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "appframework.security.CsrfMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # After authentication: the resolver reads the signed-in user's memberships.
+    "appframework_tenancy.middleware.TenantMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "appframework.middleware.ErrorMiddleware",
 ]
@@ -187,6 +190,7 @@ USE_TZ = True
 
 APPFRAMEWORK: dict[str, dict[str, object]] = {
     "AUTH": {"REVOCATION_CACHE": "revocations"},
+    "TENANCY": {"RESOLVER": "testproject.blog.tenancy.resolve_tenant"},
     "GRAPHQL": {
         "SCHEMA": "testproject.blog.schema.schema",
         # The recommended production breadth limits (docs/graphql.md): a document of

@@ -21,6 +21,7 @@ urlpatterns = [
     path("posts", views.posts, name="posts"),
     path("posts/<int:id>", views.post_detail, name="post-detail"),
     path("posts/<int:id>/publish", views.publish_post, name="post-publish"),
+    path("tenant", views.tenant_view, name="tenant"),
     path("admin/", admin.site.urls),
     path("", include("appframework_graphql.urls")),
 ]

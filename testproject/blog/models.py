@@ -8,6 +8,7 @@ from django.db import models
 
 from appframework.auth import Authenticatable
 from appframework.authorization import HasRoles
+from appframework_tenancy.models import TenantModel
 
 
 class UserManager(BaseUserManager["User"]):
@@ -27,6 +28,16 @@ class UserManager(BaseUserManager["User"]):
         return self.create_user(email, password, **extra)
 
 
+class Tenant(models.Model):
+    """A demo organisation. Tenant models store its id in their ``tenant_id`` column."""
+
+    name = models.CharField(max_length=100)
+    slug = models.SlugField(unique=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class User(Authenticatable, HasRoles, AbstractBaseUser, PermissionsMixin):
     # The password column is password_hash (appframework's convention), not Django's `password`.
     password = None  # type: ignore[assignment]
@@ -36,6 +47,8 @@ class User(Authenticatable, HasRoles, AbstractBaseUser, PermissionsMixin):
     session_version = models.PositiveIntegerField(default=0)
     is_active = models.BooleanField(default=True)
     is_staff = models.BooleanField(default=False)
+    # The tenants this user may switch to (testproject/blog/tenancy.py checks it).
+    tenants = models.ManyToManyField(Tenant, blank=True, related_name="members")
 
     USERNAME_FIELD = "email"
     EMAIL_FIELD = "email"
@@ -47,7 +60,7 @@ class User(Authenticatable, HasRoles, AbstractBaseUser, PermissionsMixin):
         return self.email
 
 
-class Post(models.Model):
+class Post(TenantModel):
     title = models.CharField(max_length=200)
     body = models.TextField(blank=True)
     author = models.ForeignKey(User, on_delete=models.CASCADE, related_name="posts")
@@ -60,4 +73,10 @@ class Post(models.Model):
         return self.title
 
     def as_dict(self) -> dict[str, Any]:
-        return {"id": self.pk, "title": self.title, "body": self.body, "author_id": self.author_id}
+        return {
+            "id": self.pk,
+            "title": self.title,
+            "body": self.body,
+            "author_id": self.author_id,
+            "tenant_id": self.tenant_id,
+        }

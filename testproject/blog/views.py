@@ -130,3 +130,41 @@ async def post_detail(request: HttpRequest, id: int) -> HttpResponse:
 def publish_post(request: HttpRequest, post: Post) -> JsonResponse:
     """POST /posts/<id>/publish: the role-based ability, through the view decorator."""
     return JsonResponse({"published": post.pk})
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+def tenant_view(request: HttpRequest) -> HttpResponse:
+    """/tenant: which tenant this request runs under, and a switch between the signed-in
+    user's tenants (the resolver refuses a tenant they are not a member of)."""
+    from appframework_tenancy import current_tenant_id
+
+    from .models import Tenant
+    from .tenancy import SESSION_KEY, member_tenant_ids
+
+    user = current_user_sync(request)
+    if request.method == "POST":
+        if user is None:
+            from appframework.exceptions import UnauthorizedException
+
+            raise UnauthorizedException()
+        try:
+            wanted = int(request.POST.get("tenant", ""))
+        except ValueError:
+            raise BadRequestException("tenant: a tenant id.") from None
+        if wanted not in member_tenant_ids(user):
+            from appframework.exceptions import ForbiddenException
+
+            raise ForbiddenException("You are not a member of this tenant.", code="tenant_not_member")
+        request.session[SESSION_KEY] = wanted
+        return redirect("tenant")
+    mine = set(member_tenant_ids(user)) if user is not None else set()
+    return render(
+        request,
+        "blog/tenant.html",
+        {
+            "me": user,
+            "current": Tenant.objects.filter(pk=current_tenant_id()).first(),
+            "tenants": Tenant.objects.filter(pk__in=mine).order_by("pk"),
+            "posts": Post.objects.all()[:20],
+        },
+    )

@@ -2,7 +2,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from testproject.blog.models import Post, User
+from appframework_tenancy import as_tenant
+from testproject.blog.models import Post, Tenant, User
 
 #: The account this command creates. A well-known login, so the deploy check blog.E001
 #: (testproject/blog/checks.py) refuses to let a database holding it go live.
@@ -19,9 +20,14 @@ class Command(BaseCommand):
         user = User.objects.filter(email=DEMO_EMAIL).first()
         if user is None:
             user = User.objects.create_superuser(DEMO_EMAIL, DEMO_PASSWORD, name="Demo")
-        if not Post.objects.exists():
-            for n in range(1, 4):
-                Post.objects.create(
-                    title=f"Hello #{n}", body="Written by the demo seed.", author=user
-                )
+        user.tenants.add(*Tenant.objects.all())
+        for tenant in Tenant.objects.order_by("pk"):
+            with as_tenant(tenant.pk):
+                if not Post.objects.exists():
+                    for n in range(1, 4):
+                        Post.objects.create(
+                            title=f"{tenant.name} post #{n}",
+                            body=f"Written by the demo seed for {tenant.name}.",
+                            author=user,
+                        )
         self.stdout.write(f"demo user: {DEMO_EMAIL} / {DEMO_PASSWORD}")

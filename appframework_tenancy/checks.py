@@ -1,0 +1,170 @@
+"""System checks of the TenancyServiceProvider (ids ``appframework_tenancy.E0xx`` /
+``W0xx``; docs/checks.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from django.apps import AppConfig, apps
+from django.core import checks
+from django.core.exceptions import FieldDoesNotExist, ImproperlyConfigured
+
+from appframework.checks import AUTH_MIDDLEWARE, _error, _warning, middleware_index
+from appframework.conf import app_settings
+
+from .guards import is_tenant_model
+from .models import TenantManager
+
+TENANT_MIDDLEWARE = "appframework_tenancy.middleware.TenantMiddleware"
+
+
+def check_resolver(**kwargs: Any) -> list[checks.CheckMessage]:
+    """E001: the resolver is configured, importable and callable."""
+    hint = (
+        "Set APPFRAMEWORK['TENANCY']['RESOLVER'] to the dotted path of "
+        "resolver(request) -> tenant id or None."
+    )
+    try:
+        resolver = app_settings.TENANCY.RESOLVER
+    except ImproperlyConfigured as exc:
+        return [_error("appframework_tenancy.E001", str(exc), hint)]
+    if resolver is None:
+        return [_error("appframework_tenancy.E001", "No tenant resolver is configured.", hint)]
+    if not callable(resolver):
+        return [
+            _error(
+                "appframework_tenancy.E001",
+                f"The tenant resolver {resolver!r} is not callable.",
+                hint,
+            )
+        ]
+    return []
+
+
+def check_middleware(**kwargs: Any) -> list[checks.CheckMessage]:
+    """E002: TenantMiddleware is installed; E003: after AuthenticationMiddleware."""
+    index = middleware_index(TENANT_MIDDLEWARE)
+    if index is None:
+        return [
+            _error(
+                "appframework_tenancy.E002",
+                "TenantMiddleware is not in MIDDLEWARE: requests run with no tenant.",
+                f"Add {TENANT_MIDDLEWARE!r} after AuthenticationMiddleware.",
+            )
+        ]
+    auth = middleware_index(AUTH_MIDDLEWARE)
+    if auth is not None and auth > index:
+        return [
+            _error(
+                "appframework_tenancy.E003",
+                "TenantMiddleware comes before AuthenticationMiddleware: the resolver "
+                "cannot see the user.",
+                "Move TenantMiddleware after AuthenticationMiddleware.",
+            )
+        ]
+    return []
+
+
+def check_gate_order(**kwargs: Any) -> list[checks.CheckMessage]:
+    """E006: the Gate's tenant guard needs the Gate bound first."""
+    if not app_settings.TENANCY.GATE_GUARD or not apps.is_installed("appframework.authorization"):
+        return []
+    names = [config.name for config in apps.get_app_configs()]
+    if names.index("appframework_tenancy") < names.index("appframework.authorization"):
+        return [
+            _error(
+                "appframework_tenancy.E006",
+                "appframework_tenancy is listed before appframework.authorization, so the "
+                "Gate's tenant guard could not be added.",
+                "List appframework_tenancy after appframework.authorization in INSTALLED_APPS.",
+            )
+        ]
+    return []
+
+
+def _tenant_models(app_configs: Sequence[AppConfig] | None) -> list[Any]:
+    configs = app_configs if app_configs is not None else apps.get_app_configs()
+    return [
+        model
+        for config in configs
+        for model in config.get_models(include_auto_created=True)
+        if is_tenant_model(model) and not model._meta.abstract
+    ]
+
+
+def check_models(
+    *, app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
+) -> list[checks.CheckMessage]:
+    """E004 default manager, E005 tenant column, W001 global uniqueness, W002 untenanted
+    many-to-many tables."""
+    messages: list[checks.CheckMessage] = []
+    for model in _tenant_models(app_configs):
+        label = model._meta.label
+        try:
+            column = model._meta.get_field("tenant_id")
+        except FieldDoesNotExist:
+            column = None
+        if column is None or column.null:
+            messages.append(
+                _error(
+                    "appframework_tenancy.E005",
+                    f"{label} has no NOT NULL tenant_id column.",
+                    "Subclass TenantModel, or declare tenant_id (or a 'tenant' foreign key) with null=False.",
+                    obj=model,
+                )
+            )
+        if not isinstance(model._default_manager, TenantManager):
+            messages.append(
+                _error(
+                    "appframework_tenancy.E004",
+                    f"The default manager of {label} ({model._default_manager.name}) is not "
+                    "a TenantManager: the admin, forms, serializers and related managers "
+                    "would read every tenant.",
+                    "Declare the scoped manager first (objects = TenantManager()), or set "
+                    "Meta.default_manager_name.",
+                    obj=model,
+                )
+            )
+        messages.extend(_unique_warnings(model))
+        for field in model._meta.local_many_to_many:
+            through = field.remote_field.through
+            if is_tenant_model(field.related_model) and through._meta.auto_created:
+                messages.append(
+                    _warning(
+                        "appframework_tenancy.W002",
+                        f"{label}.{field.name} joins two tenant models through an "
+                        "auto-created table, which has no tenant_id: its rows are "
+                        "visible to every tenant.",
+                        "Declare an explicit through model that subclasses TenantModel.",
+                        obj=model,
+                    )
+                )
+    return messages
+
+
+def _unique_warnings(model: Any) -> list[checks.CheckMessage]:
+    label = model._meta.label
+    groups: list[tuple[str, set[str]]] = []
+    for field in model._meta.local_fields:
+        if field.unique and not field.primary_key and not field.is_relation:
+            groups.append((field.name, {field.name}))
+    for together in model._meta.unique_together:
+        groups.append((", ".join(together), set(together)))
+    for constraint in model._meta.constraints:
+        fields = getattr(constraint, "fields", None)
+        if fields and getattr(constraint, "condition", None) is None:
+            groups.append((constraint.name, set(fields)))
+    tenant_names = {"tenant_id", "tenant"}
+    return [
+        _warning(
+            "appframework_tenancy.W001",
+            f"{label}: the uniqueness of {name} spans every tenant: one tenant's value "
+            "blocks another's, and the IntegrityError tells that the value exists.",
+            "Include tenant_id in the unique constraint, or silence this check for a "
+            "value that is global on purpose.",
+            obj=model,
+        )
+        for name, fields in groups
+        if not fields & tenant_names
+    ]

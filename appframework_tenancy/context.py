@@ -1,0 +1,108 @@
+"""The current tenant, kept in a ``ContextVar``.
+
+Three states, so that "forgot to select a tenant" and "every tenant, on purpose" are
+different things:
+
+* a tenant id (``as_tenant(5)``): tenant models are scoped to it;
+* no tenant (outside a request, or the resolver returned None): no filter is applied,
+  or, with ``APPFRAMEWORK["TENANCY"]["STRICT"]``, queries raise :class:`TenantRequired`;
+* every tenant (``all_tenants()``): no filter, even in strict mode; for maintenance code.
+
+A ``ContextVar`` follows the code: it is copied into ``sync_to_async``/``async_to_sync``
+calls, ``asyncio`` tasks and ``asyncio.to_thread``, but a plain ``threading.Thread`` or an
+executor starts empty; :func:`tenant_bound` carries it there.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, Final, TypeVar
+
+from django.db import DEFAULT_DB_ALIAS, transaction
+
+__all__ = [
+    "ALL_TENANTS",
+    "all_tenants",
+    "as_tenant",
+    "current_tenant_id",
+    "on_commit",
+    "tenant_bound",
+    "tenant_state",
+]
+
+R = TypeVar("R")
+
+
+class _AllTenants:
+    """The "every tenant, on purpose" state."""
+
+    def __repr__(self) -> str:
+        return "ALL_TENANTS"
+
+
+ALL_TENANTS: Final[Any] = _AllTenants()
+
+_current: contextvars.ContextVar[Any] = contextvars.ContextVar("appframework_tenant", default=None)
+
+
+def current_tenant_id() -> Any:
+    """The current tenant's id, or None when no tenant (or every tenant) is selected."""
+    value = _current.get()
+    return None if value is ALL_TENANTS else value
+
+
+def tenant_state() -> Any:
+    """The raw state: a tenant id, None (no tenant) or :data:`ALL_TENANTS`."""
+    return _current.get()
+
+
+@contextmanager
+def as_tenant(tenant_id: Any) -> Iterator[None]:
+    """Scope the block to ``tenant_id``; the outer tenant comes back on exit.
+
+    ``as_tenant(None)`` selects no tenant (no filter, or :class:`TenantRequired` in strict
+    mode); use :func:`all_tenants` to mean every tenant.
+    """
+    if isinstance(tenant_id, bool):
+        raise TypeError("A tenant id cannot be a bool.")
+    token = _current.set(tenant_id)
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+def all_tenants() -> Any:
+    """Every tenant, on purpose (maintenance code, admin of a superuser); greppable."""
+    return _enter(ALL_TENANTS)
+
+
+@contextmanager
+def _enter(state: Any) -> Iterator[None]:
+    token = _current.set(state)
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+def tenant_bound(func: Callable[..., R]) -> Callable[..., R]:
+    """``func`` running under the tenant state current *now*, wherever it is called:
+    a ``threading.Thread`` target, ``executor.submit``, ``loop.run_in_executor``."""
+    state = _current.get()
+
+    @functools.wraps(func)
+    def bound(*args: Any, **kwargs: Any) -> R:
+        with _enter(state):
+            return func(*args, **kwargs)
+
+    return bound
+
+
+def on_commit(func: Callable[[], Any], using: str | None = None, robust: bool = False) -> None:
+    """``transaction.on_commit`` whose callback runs under the tenant current now, not
+    whatever is current when the outermost transaction commits."""
+    transaction.on_commit(tenant_bound(func), using=using or DEFAULT_DB_ALIAS, robust=robust)

@@ -1,0 +1,25 @@
+"""The Gate's tenant guard: deny any ability on an object of another tenant.
+
+Objects can reach a request without passing the scoped manager (a generic foreign key,
+a row loaded under another tenant, a cache): whatever a policy says, the Gate refuses
+them while a tenant is selected.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .context import ALL_TENANTS, tenant_state
+from .guards import is_tenant_model, same_tenant
+
+__all__ = ["tenant_guard"]
+
+
+def tenant_guard(user: Any, ability: str, *args: Any) -> bool | None:
+    state = tenant_state()
+    if state is None or state is ALL_TENANTS:
+        return None
+    for arg in args:
+        if is_tenant_model(type(arg)) and not same_tenant(arg.tenant_id, state):
+            return False
+    return None

@@ -1,0 +1,105 @@
+"""``TenantMiddleware``: resolve the tenant once per request and run everything after
+it — views, later middleware, a streaming response's body — under that tenant.
+
+The tenant is entered with one ``with`` block around ``get_response``, never set in a
+``process_request`` and reset in a ``process_response``: a value set without its reset
+outlives the request on that worker thread, and under ASGI the two halves can run in
+different contexts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from asgiref.sync import async_to_sync, iscoroutinefunction, sync_to_async
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+
+from appframework._middleware import HybridMiddleware
+from appframework.conf import app_settings
+
+from .context import _enter
+
+__all__ = ["TenantMiddleware", "aresolve_tenant", "resolve_tenant"]
+
+
+def _resolver() -> Any:
+    resolver = app_settings.TENANCY.RESOLVER
+    if not callable(resolver):
+        from django.core.exceptions import ImproperlyConfigured
+
+        raise ImproperlyConfigured(
+            "APPFRAMEWORK['TENANCY']['RESOLVER'] must be the dotted path of "
+            "resolver(request) -> tenant id or None."
+        )
+    return resolver
+
+
+def resolve_tenant(request: HttpRequest) -> Any:
+    """The configured resolver's answer for ``request`` (sync code)."""
+    resolver = _resolver()
+    if iscoroutinefunction(resolver):
+        return async_to_sync(resolver)(request)
+    return resolver(request)
+
+
+async def aresolve_tenant(request: HttpRequest) -> Any:
+    resolver = _resolver()
+    if iscoroutinefunction(resolver):
+        return await resolver(request)
+    return await sync_to_async(resolver)(request)
+
+
+def _bind_sync(chunks: Iterator[bytes], tenant: Any) -> Iterator[bytes]:
+    # Entered around each next(), not around the whole generator: the server consumes
+    # the body after the middleware has returned and its with-block has closed.
+    chunks = iter(chunks)
+    while True:
+        with _enter(tenant):
+            try:
+                chunk = next(chunks)
+            except StopIteration:
+                return
+        yield chunk
+
+
+async def _bind_async(chunks: AsyncIterator[bytes], tenant: Any) -> AsyncIterator[bytes]:
+    chunks = aiter(chunks)
+    while True:
+        with _enter(tenant):
+            try:
+                chunk = await anext(chunks)
+            except StopAsyncIteration:
+                return
+        yield chunk
+
+
+def _keep_tenant(response: HttpResponse, tenant: Any) -> HttpResponse:
+    if isinstance(response, StreamingHttpResponse):
+        content = response.streaming_content
+        if response.is_async:
+            response.streaming_content = _bind_async(content, tenant)
+        else:
+            response.streaming_content = _bind_sync(content, tenant)
+    return response
+
+
+class TenantMiddleware(HybridMiddleware):
+    """Place it after ``AuthenticationMiddleware`` (the resolver usually reads the user);
+    ``request.tenant_id`` holds the answer."""
+
+    def __call__(self, request: HttpRequest) -> Any:
+        if self.is_async:
+            return self.__acall__(request)
+        tenant = resolve_tenant(request)
+        request.tenant_id = tenant  # type: ignore[attr-defined]
+        with _enter(tenant):
+            response = self.get_response(request)
+        return _keep_tenant(response, tenant)  # type: ignore[arg-type]
+
+    async def __acall__(self, request: HttpRequest) -> Any:
+        tenant = await aresolve_tenant(request)
+        request.tenant_id = tenant  # type: ignore[attr-defined]
+        with _enter(tenant):
+            response = await self.get_response(request)  # type: ignore[misc]
+        return _keep_tenant(response, tenant)

@@ -1,0 +1,63 @@
+"""The tenant filter, bound when the SQL is compiled rather than when the queryset is
+built: a queryset made at import time (a view's class attribute, a form field's
+choices) or under another tenant follows the tenant active when it runs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from django.core.exceptions import FullResultSet
+from django.db.models import BooleanField, Expression, F
+
+from appframework.conf import app_settings
+
+from .context import ALL_TENANTS, tenant_state
+from .exceptions import TenantRequired
+
+__all__ = ["TenantScope", "tenant_filter_active"]
+
+TENANT_FIELD = "tenant_id"
+
+
+def tenant_filter_active() -> Any:
+    """The tenant id to filter on now, or None for "no filter".
+
+    Raises :class:`TenantRequired` in strict mode when no tenant is selected (and
+    :func:`~appframework_tenancy.all_tenants` is not in force).
+    """
+    state = tenant_state()
+    if state is ALL_TENANTS:
+        return None
+    if state is None and app_settings.TENANCY.STRICT:
+        raise TenantRequired(code="tenant_required")
+    return state
+
+
+class TenantScope(Expression):
+    """``queryset.filter(TenantScope())``: ``tenant_id = <current tenant>`` at compile
+    time, or no condition at all when no tenant is selected (Django drops a condition
+    that raises ``FullResultSet``, so the SQL is exactly the unfiltered query's)."""
+
+    conditional = True
+    output_field = BooleanField()
+
+    def __init__(self, field: str = TENANT_FIELD) -> None:
+        super().__init__()
+        self.column: Any = F(field)
+
+    def get_source_expressions(self) -> list[Any]:
+        return [self.column]
+
+    def set_source_expressions(self, exprs: Sequence[Any]) -> None:
+        (self.column,) = exprs
+
+    def as_sql(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, Any]:
+        tenant = tenant_filter_active()
+        if tenant is None:
+            raise FullResultSet
+        sql, params = compiler.compile(self.column)
+        field = getattr(self.column, "output_field", None)
+        if field is not None:
+            tenant = field.get_db_prep_value(tenant, connection, prepared=False)
+        return f"{sql} = %s", (*params, tenant)

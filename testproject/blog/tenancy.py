@@ -1,0 +1,44 @@
+"""The demo's tenant resolver.
+
+A signed-in user (session or bearer token) works in one of their tenants: the one
+chosen on /tenant (kept in the session), the ``X-Tenant`` header of an API call, or
+else their first. The choice is checked against their memberships, never trusted:
+asking for a tenant you are not a member of is a 403, not a quiet switch. Everyone else
+browses the public tenant, Acme.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+
+from appframework.auth import current_api_user_sync, current_user_sync
+from appframework.exceptions import ForbiddenException
+
+PUBLIC_TENANT = 1
+SESSION_KEY = "tenant_id"
+HEADER = "HTTP_X_TENANT"
+
+
+def member_tenant_ids(user: Any) -> list[int]:
+    return sorted(user.tenants.values_list("id", flat=True))
+
+
+def resolve_tenant(request: HttpRequest) -> int | None:
+    user = current_user_sync(request) or current_api_user_sync(request)
+    if user is None:
+        return PUBLIC_TENANT
+    wanted: Any = request.META.get(HEADER)
+    if wanted is None and hasattr(request, "session"):
+        wanted = request.session.get(SESSION_KEY)
+    members = member_tenant_ids(user)
+    if wanted is None:
+        return members[0] if members else PUBLIC_TENANT
+    try:
+        tenant = int(wanted)
+    except (TypeError, ValueError):
+        raise ForbiddenException("Unknown tenant.", code="tenant_not_member") from None
+    if tenant not in members:
+        raise ForbiddenException("You are not a member of this tenant.", code="tenant_not_member")
+    return tenant
