@@ -99,6 +99,27 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         # Add the Gate hook denying any ability on another tenant's object.
         "GATE_GUARD": True,
     },
+    "WEBHOOKS": {
+        # Attempts in total per delivery (first try + retries).
+        "MAX_ATTEMPTS": 5,
+        # Refuse receivers whose address is not public (SSRF guard); ALLOWED_NETWORKS
+        # lists CIDRs let through anyway (an intranet, a test listener), never link-local.
+        "BLOCK_PRIVATE_NETWORK_TARGETS": True,
+        "ALLOWED_NETWORKS": [],
+        # Seconds: connecting, waiting between bytes of the answer, and the whole attempt.
+        "CONNECT_TIMEOUT": 3.0,
+        "READ_TIMEOUT": 10.0,
+        "DEADLINE": 30.0,
+        # Bytes of the receiver's answer read and kept in the delivery log.
+        "RESPONSE_BODY_LIMIT": 2000,
+        # Write one WebhookDelivery row per attempt.
+        "DELIVERY_LOG": True,
+        # Retry backoff: BASE * 2**retry seconds, capped, with +-20% jitter.
+        "BACKOFF_BASE": 10.0,
+        "BACKOFF_CAP": 600.0,
+        # Celery queue of DeliverWebhookJob (None: the default queue).
+        "QUEUE": None,
+    },
     "GRAPHQL": {
         "SCHEMA": None,
         "PATH": "/graphql",

@@ -83,6 +83,11 @@ def check_primary_key(model: Any, obj: Any, using: str | None) -> None:
     surrounding transaction usable; one query, only when the key was set by hand."""
     if obj.pk is None:
         return
+    pk_field = model._meta.pk
+    if pk_field.has_default() or getattr(pk_field, "has_db_default", lambda: False)():
+        # Django inserts (never updates) a new instance whose key has a default, so an
+        # existing key ends in an IntegrityError rather than an overwrite.
+        return
     owner = (
         model._base_manager.using(using).filter(pk=obj.pk).values_list(TENANT, flat=True).first()
     )

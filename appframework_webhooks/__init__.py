@@ -1,0 +1,47 @@
+"""Signed outbound webhooks: endpoints, firing after commit, Celery delivery with
+retries, a delivery log, signatures, and a private-address guard."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from appframework._lazy import lazy_exports
+
+from .exceptions import UnsafeWebhookUrlError
+from .signing import verify_signature, verify_webhook
+
+if TYPE_CHECKING:
+    from .apps import WebhooksServiceProvider
+    from .manager import WebhookManager, afire_webhook, fire_webhook, webhook_queue_failed
+    from .models import WebhookDelivery, WebhookEndpoint
+    from .ssrf import ensure_safe_webhook_url
+    from .tasks import DeliverWebhookJob
+
+_EXPORTS = {
+    "WebhooksServiceProvider": ".apps",
+    "WebhookManager": ".manager",
+    "afire_webhook": ".manager",
+    "fire_webhook": ".manager",
+    "webhook_queue_failed": ".manager",
+    "WebhookDelivery": ".models",
+    "WebhookEndpoint": ".models",
+    "ensure_safe_webhook_url": ".ssrf",
+    "DeliverWebhookJob": ".tasks",
+}
+
+__all__ = [
+    "DeliverWebhookJob",
+    "UnsafeWebhookUrlError",
+    "WebhookDelivery",
+    "WebhookEndpoint",
+    "WebhookManager",
+    "WebhooksServiceProvider",
+    "afire_webhook",
+    "ensure_safe_webhook_url",
+    "fire_webhook",
+    "verify_signature",
+    "verify_webhook",
+    "webhook_queue_failed",
+]
+
+__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -90,6 +90,7 @@ INSTALLED_APPS = [
     "appframework.auth",
     "appframework.authorization",
     "appframework_tenancy",
+    "appframework_webhooks",
     "appframework_graphql",
     "testproject.blog",
 ]

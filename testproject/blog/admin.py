@@ -16,7 +16,7 @@ from django.contrib.auth.forms import BaseUserCreationForm
 from django.core.exceptions import ValidationError
 from django.utils.html import format_html
 
-from .models import Post, User
+from .models import Post, Tenant, User
 
 
 class UserCreationForm(BaseUserCreationForm):
@@ -70,6 +70,7 @@ class UserAdmin(DjangoUserAdmin):
                     "is_active",
                     "is_staff",
                     "is_superuser",
+                    "tenants",
                     "roles",
                     "groups",
                     "user_permissions",
@@ -86,7 +87,7 @@ class UserAdmin(DjangoUserAdmin):
     list_filter = ("is_staff", "is_superuser", "is_active", "groups")
     search_fields = ("email", "name")
     ordering = ("email",)
-    filter_horizontal = ("roles", "groups", "user_permissions")
+    filter_horizontal = ("tenants", "roles", "groups", "user_permissions")
 
     @admin.display(description="Password")
     def password_status(self, obj: User) -> str:
@@ -103,4 +104,10 @@ class UserAdmin(DjangoUserAdmin):
 
 @admin.register(Post)
 class PostAdmin(admin.ModelAdmin):
-    list_display = ("title", "author", "created_at")
+    # Scoped like every read of Post: the changelist shows the resolved tenant's posts.
+    list_display = ("title", "author", "tenant_id", "created_at")
+
+
+@admin.register(Tenant)
+class TenantAdmin(admin.ModelAdmin):
+    list_display = ("name", "slug")

@@ -1,0 +1,110 @@
+"""One delivery attempt: sign, POST the exact bytes to the pinned address, read a
+capped piece of the answer, and say whether to retry."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+import requests
+
+from appframework.conf import app_settings
+
+from .exceptions import UnsafeWebhookUrlError
+from .signing import sign, sign_v2
+from .ssrf import _parts, webhook_session
+
+__all__ = ["AttemptResult", "deliver_once", "webhook_headers"]
+
+logger = logging.getLogger("appframework.webhooks")
+
+ERROR_LIMIT = 2000
+
+
+@dataclass(frozen=True)
+class AttemptResult:
+    success: bool
+    status_code: int | None
+    error: str | None
+    duration_ms: int
+    response_body: str
+    retryable: bool
+
+
+def webhook_headers(
+    event: str, body: bytes, secret: str | None, delivery_id: str, timestamp: int
+) -> dict[str, str]:
+    headers = {
+        "Content-Type": "application/json",
+        "X-Webhook-Event": event,
+        "X-Webhook-Id": delivery_id,
+        "X-Webhook-Timestamp": str(timestamp),
+        "User-Agent": "appframework-webhooks",
+    }
+    if secret:
+        headers["X-Webhook-Signature"] = sign(secret, body)
+        headers["X-Webhook-Signature-V2"] = sign_v2(secret, delivery_id, timestamp, body)
+    return headers
+
+
+def _read_capped(response: requests.Response, limit: int, deadline: float) -> str:
+    """At most ``limit`` bytes of the answer, and no reading past ``deadline``: a
+    receiver dripping a huge body byte by byte cannot hold the worker."""
+    chunks: list[bytes] = []
+    size = 0
+    for chunk in response.iter_content(chunk_size=1024):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size >= limit or time.monotonic() > deadline:
+            break
+    return b"".join(chunks)[:limit].decode("utf-8", "replace")
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= ERROR_LIMIT else text[: ERROR_LIMIT - 1] + "…"
+
+
+def deliver_once(
+    url: str, event: str, body: bytes, secret: str | None, delivery_id: str
+) -> AttemptResult:
+    conf = app_settings.WEBHOOKS
+    started = time.monotonic()
+    deadline = started + float(conf.DEADLINE)
+
+    def result(
+        success: bool, status: int | None, error: str | None, text: str = "", retry: bool = True
+    ) -> AttemptResult:
+        elapsed = int((time.monotonic() - started) * 1000)
+        return AttemptResult(success, status, _clip(error) if error else None, elapsed, text, retry)
+
+    if not secret:
+        logger.warning("Webhook %s to %s is sent unsigned: the endpoint has no secret.", event, url)
+    headers = webhook_headers(event, body, secret, delivery_id, int(time.time()))
+    try:
+        _parts(url)  # scheme, credentials: refused before any lookup or connection
+        response = webhook_session().post(
+            url,
+            data=body,
+            headers=headers,
+            timeout=(float(conf.CONNECT_TIMEOUT), float(conf.READ_TIMEOUT)),
+            allow_redirects=False,
+            stream=True,
+        )
+    except UnsafeWebhookUrlError as exc:
+        return result(False, None, f"UnsafeWebhookUrlError: {exc}", retry=False)
+    except requests.RequestException as exc:
+        return result(False, None, f"{type(exc).__name__}: {exc}")
+    try:
+        text = _read_capped(response, int(conf.RESPONSE_BODY_LIMIT), deadline)
+    except requests.RequestException as exc:
+        text = f"(answer cut: {type(exc).__name__})"
+    finally:
+        response.close()
+    status = response.status_code
+    if 200 <= status < 300:
+        return result(True, status, None, text)
+    error = f"HTTP {status}"
+    if 300 <= status < 400:
+        error += f": redirects are not followed (Location: {response.headers.get('Location', '')})"
+    return result(False, status, error, text)

@@ -1,0 +1,19 @@
+"""Listeners turning application events into webhook events.
+
+Add your own the same way: connect a receiver to your signal and call
+``fire_webhook``/``WebhookManager.fire_sync`` with the event name and a JSON object.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+USER_REGISTERED = "user.registered"
+
+
+def fire_user_registered(sender: Any, user: Any, request: Any = None, **kwargs: Any) -> None:
+    """``user_registered`` → webhook ``user.registered`` with the new user's id (no other
+    personal data: add it with your own listener if your receivers need it)."""
+    from .manager import fire_webhook
+
+    fire_webhook(request, USER_REGISTERED, {"user_id": user.pk})

@@ -1,0 +1,164 @@
+"""Firing webhooks: ``WebhookManager.fire`` (async) / ``fire_sync``, and
+``fire_webhook`` / ``afire_webhook`` inside a request."""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import logging
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import DEFAULT_DB_ALIAS, transaction
+from django.dispatch import Signal
+from django.http import HttpRequest
+
+from appframework.conf import app_settings
+from appframework.exceptions import ValidationException
+
+__all__ = [
+    "FAN_OUT_THRESHOLD",
+    "WebhookManager",
+    "afire_webhook",
+    "fire_webhook",
+    "publish_jobs",
+    "webhook_queue_failed",
+]
+
+logger = logging.getLogger("appframework.webhooks")
+
+#: Sent when a job could not be queued (``endpoint_id``, ``event``, ``delivery_id``,
+#: ``exception``): the failure is reported here and logged, never raised to the caller.
+webhook_queue_failed = Signal()
+
+#: Above this many endpoints, fire() publishes one fan-out job instead of one per endpoint.
+FAN_OUT_THRESHOLD = 20
+
+
+def _task_options() -> dict[str, Any]:
+    conf = app_settings.WEBHOOKS
+    deadline = float(conf.DEADLINE)
+    options: dict[str, Any] = {"soft_time_limit": deadline + 15, "time_limit": deadline + 30}
+    if conf.QUEUE:
+        options["queue"] = conf.QUEUE
+    return options
+
+
+def publish_jobs(event: str, body: str, jobs: list[tuple[int, str]]) -> int:
+    """Queue one DeliverWebhookJob per (endpoint id, delivery id); returns how many were
+    queued. One failure is logged and reported and does not stop the others."""
+    from .tasks import DeliverWebhookJob
+
+    options = _task_options()
+    queued = 0
+    for endpoint_id, delivery_id in jobs:
+        try:
+            DeliverWebhookJob.apply_async(args=(endpoint_id, event, body, delivery_id), **options)
+        except Exception as exc:
+            logger.exception(
+                "Could not queue webhook %s (%s) for endpoint %s.", event, delivery_id, endpoint_id
+            )
+            webhook_queue_failed.send(
+                sender=WebhookManager,
+                endpoint_id=endpoint_id,
+                event=event,
+                delivery_id=delivery_id,
+                exception=exc,
+            )
+        else:
+            queued += 1
+    return queued
+
+
+def _publish(event: str, body: str, jobs: list[tuple[int, str]]) -> None:
+    if len(jobs) > FAN_OUT_THRESHOLD:
+        from .tasks import FanOutWebhookJob
+
+        try:
+            FanOutWebhookJob.apply_async(args=(event, body, jobs), **_task_options())
+            return
+        except Exception:
+            logger.exception("Could not queue the fan-out of webhook %s; queuing each job.", event)
+    publish_jobs(event, body, jobs)
+
+
+def serialize(event_name: Any, data: Any) -> str:
+    """The request body, ``{"event": ..., "data": ...}``, serialized once for every
+    endpoint (each signature covers exactly these bytes)."""
+    if not isinstance(event_name, str) or not event_name.strip() or len(event_name) > 255:
+        raise ValidationException(
+            "event_name: a non-empty string of at most 255 characters.", code="invalid_event"
+        )
+    if not isinstance(data, Mapping):
+        raise ValidationException("data: a JSON object (a dict).", code="invalid_data")
+    try:
+        return json.dumps(
+            {"event": event_name, "data": data},
+            cls=DjangoJSONEncoder,
+            separators=(",", ":"),
+            ensure_ascii=False,
+        )
+    except (TypeError, ValueError) as exc:
+        raise ValidationException(
+            f"data is not JSON-serializable: {exc}", code="invalid_data"
+        ) from exc
+
+
+class WebhookManager:
+    """Bound in the container by ``WebhooksServiceProvider``."""
+
+    def fire_sync(
+        self, event_name: str, data: Mapping[str, Any], *, using: str | None = None
+    ) -> list[str]:
+        """Queue one delivery per active endpoint subscribed to ``event_name`` once the
+        current transaction commits (at once outside a transaction; nothing if it rolls
+        back). One query; returns the delivery ids (``X-Webhook-Id``)."""
+        from .models import WebhookEndpoint
+
+        body = serialize(event_name, data)
+        alias = using or DEFAULT_DB_ALIAS
+        endpoint_ids = list(
+            WebhookEndpoint.objects.using(alias)
+            .filter(event=event_name, active=True)
+            .values_list("pk", flat=True)
+        )
+        if not endpoint_ids:
+            return []
+        jobs = [(pk, uuid.uuid4().hex) for pk in endpoint_ids]
+        # The jobs are published under the caller's context (its tenant, for one), not
+        # whatever is current when the outermost transaction commits.
+        context = contextvars.copy_context()
+        transaction.on_commit(
+            lambda: context.run(_publish, event_name, body, jobs), using=alias, robust=True
+        )
+        return [delivery_id for _, delivery_id in jobs]
+
+    async def fire(
+        self, event_name: str, data: Mapping[str, Any], *, using: str | None = None
+    ) -> list[str]:
+        return await sync_to_async(self.fire_sync)(event_name, data, using=using)
+
+
+def _manager() -> WebhookManager:
+    from appframework.container import container
+
+    if WebhookManager in container:
+        manager: WebhookManager = container.resolve(WebhookManager)
+        return manager
+    return WebhookManager()
+
+
+def fire_webhook(
+    request: HttpRequest | None, event_name: str, data: Mapping[str, Any]
+) -> list[str]:
+    """Fire from a view: the deliveries leave when the request's transaction commits."""
+    return _manager().fire_sync(event_name, data)
+
+
+async def afire_webhook(
+    request: HttpRequest | None, event_name: str, data: Mapping[str, Any]
+) -> list[str]:
+    return await _manager().fire(event_name, data)

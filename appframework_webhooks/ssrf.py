@@ -1,0 +1,225 @@
+"""The private-address guard (SSRF) and the HTTP session that connects only to the
+address it checked.
+
+Checking a URL and then handing it to an HTTP client is not enough: the client resolves
+the name again, and a hostile DNS server can answer a public address to the check and
+127.0.0.1 to the connection (DNS rebinding). :class:`PinnedAddressAdapter` resolves the
+name once, checks every address it got, and connects to the checked one, keeping the
+name for ``Host``, SNI and certificate verification.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import threading
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import urlsplit
+
+import requests
+from requests.adapters import HTTPAdapter
+
+from appframework.conf import app_settings
+
+from .exceptions import UnsafeWebhookUrlError
+
+__all__ = [
+    "PinnedAddressAdapter",
+    "ensure_safe_webhook_url",
+    "is_public_address",
+    "webhook_session",
+]
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+# Ranges Python's is_global lets through (or got wrong in some 3.11 releases) that still
+# reach somewhere they should not: CGNAT, protocol assignments, 6to4/Teredo relays,
+# benchmarking, multicast, IPv4-compatible, NAT64, site-local, documentation.
+_V4_BLOCKED = tuple(
+    ipaddress.ip_network(n)
+    for n in (
+        "0.0.0.0/8",
+        "100.64.0.0/10",
+        "192.0.0.0/24",
+        "192.88.99.0/24",
+        "198.18.0.0/15",
+        "224.0.0.0/4",
+        "240.0.0.0/4",
+    )
+)
+_V6_BLOCKED = tuple(
+    ipaddress.ip_network(n)
+    for n in (
+        "::/96",
+        "64:ff9b::/96",
+        "64:ff9b:1::/48",
+        "2002::/16",
+        "2001::/32",
+        "2001:db8::/32",
+        "5f00::/16",
+        "fec0::/10",
+        "ff00::/8",
+        "100::/64",
+        "3fff::/20",
+    )
+)
+# Never let through, whatever ALLOWED_NETWORKS says: the cloud metadata service.
+_ALWAYS_BLOCKED = (ipaddress.ip_network("169.254.0.0/16"), ipaddress.ip_network("fe80::/10"))
+
+
+def _address(value: Any) -> IPAddress:
+    address = ipaddress.ip_address(str(value).split("%", 1)[0])
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped  # ::ffff:127.0.0.1 is 127.0.0.1
+    return address
+
+
+def is_public_address(value: Any) -> bool:
+    """True for an address on the public internet: not private, loopback, link-local,
+    CGNAT, multicast, reserved, unspecified, nor an IPv6 form embedding one of those."""
+    try:
+        address = _address(value)
+    except ValueError:
+        return False
+    if (
+        not address.is_global
+        or address.is_multicast
+        or address.is_private
+        or address.is_reserved
+        or address.is_unspecified
+        or address.is_loopback
+        or address.is_link_local
+    ):
+        return False
+    blocked = _V4_BLOCKED if address.version == 4 else _V6_BLOCKED
+    return not any(address in network for network in blocked)
+
+
+def _allowed_networks() -> list[Any]:
+    networks = []
+    for entry in app_settings.WEBHOOKS.ALLOWED_NETWORKS or ():
+        networks.append(ipaddress.ip_network(str(entry), strict=False))
+    return networks
+
+
+def _address_allowed(value: Any, allowed: Iterable[Any]) -> bool:
+    try:
+        address = _address(value)
+    except ValueError:
+        return False
+    if any(address in network for network in _ALWAYS_BLOCKED if network.version == address.version):
+        return False
+    if is_public_address(address):
+        return True
+    return any(address in network for network in allowed if network.version == address.version)
+
+
+def _unsafe(reason: str) -> UnsafeWebhookUrlError:
+    return UnsafeWebhookUrlError(
+        f"The webhook URL is not allowed: {reason}.", code="unsafe_webhook_url"
+    )
+
+
+def _normalise_host(host: str) -> str:
+    host = host.strip("[]").rstrip(".").lower()
+    try:
+        # What the resolver will see: IDNA applies NFKC, so "①②⑦.0.0.1" is 127.0.0.1.
+        return host.encode("idna").decode("ascii") if not host.isascii() else host
+    except UnicodeError as exc:
+        raise _unsafe("the host name is not valid") from exc
+
+
+def check_host(host: str, port: int) -> str:
+    """Resolve ``host`` and return the address to connect to, after checking every
+    address it resolves to. Raises :class:`UnsafeWebhookUrlError`."""
+    name = _normalise_host(host)
+    if not name:
+        raise _unsafe("no host")
+    blocking = app_settings.WEBHOOKS.BLOCK_PRIVATE_NETWORK_TARGETS
+    allowed = _allowed_networks()
+    if blocking and (name == "localhost" or name.endswith(".localhost")) and not allowed:
+        raise _unsafe("the host is a local name")
+    try:
+        infos = socket.getaddrinfo(name, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        raise _unsafe("the host name does not resolve") from exc
+    addresses = [str(info[4][0]) for info in infos]
+    if not addresses:
+        raise _unsafe("the host name does not resolve")
+    if blocking:
+        for address in addresses:
+            if not _address_allowed(address, allowed):
+                raise _unsafe("the host resolves to a non-public address")
+    return addresses[0]
+
+
+def _parts(url: Any) -> tuple[str, str, int]:
+    if not isinstance(url, str) or not url:
+        raise _unsafe("not a URL")
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise _unsafe("not a valid URL") from exc
+    if parts.scheme not in ("http", "https"):
+        raise _unsafe("only http and https URLs are delivered to")
+    if parts.username is not None or parts.password is not None or "@" in parts.netloc:
+        raise _unsafe("credentials in the URL are not allowed")
+    if "\\" in url:
+        raise _unsafe("backslashes in the URL are not allowed")
+    host = parts.hostname or ""
+    if not host:
+        raise _unsafe("no host")
+    return parts.scheme, host, port or (443 if parts.scheme == "https" else 80)
+
+
+def ensure_safe_webhook_url(url: Any) -> str:
+    """Run the checks on demand (a form's ``clean``, before saving an endpoint): http or
+    https, no credentials, and — with ``BLOCK_PRIVATE_NETWORK_TARGETS`` — every address
+    the host resolves to is public. Returns the address a delivery would connect to;
+    raises :class:`UnsafeWebhookUrlError`. Deliveries check again on every attempt,
+    since DNS answers change."""
+    _, host, port = _parts(url)
+    return check_host(host, port)
+
+
+class PinnedAddressAdapter(HTTPAdapter):
+    """Connects to the address :func:`check_host` approved, not to a second lookup."""
+
+    def build_connection_pool_key_attributes(
+        self, request: Any, verify: Any, cert: Any = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        host_params, pool_kwargs = super().build_connection_pool_key_attributes(
+            request, verify, cert
+        )
+        host = host_params["host"]
+        scheme = host_params["scheme"]
+        port = host_params.get("port") or (443 if scheme == "https" else 80)
+        address = check_host(host, port)
+        shown = f"[{host}]" if ":" in host else host
+        default_port = 443 if scheme == "https" else 80
+        request.headers["Host"] = shown if port == default_port else f"{shown}:{port}"
+        if scheme == "https":
+            pool_kwargs["assert_hostname"] = host
+            pool_kwargs["server_hostname"] = host
+        host_params["host"] = address
+        return host_params, pool_kwargs
+
+
+_local = threading.local()
+
+
+def webhook_session() -> requests.Session:
+    """This thread's session: keep-alive connections, the pinned adapter on http and
+    https, and no proxies or ``.netrc`` credentials from the environment (a proxy
+    would be what the guard checked, and netrc would hand receivers passwords)."""
+    session: requests.Session | None = getattr(_local, "session", None)
+    if session is None:
+        session = requests.Session()
+        session.trust_env = False
+        adapter = PinnedAddressAdapter()
+        session.mount("http://", adapter)
+        session.mount("https://", adapter)
+        _local.session = session
+    return session
