@@ -16,19 +16,20 @@ class TenancyServiceProvider(AppConfig):
     verbose_name = "appframework: tenancy"
 
     def ready(self) -> None:
-        from django.db.models.signals import m2m_changed, pre_save
+        from django.db.models.signals import m2m_changed, post_save, pre_save
 
         from appframework import checks as core_checks  # noqa: F401 - core checks
         from appframework.conf import app_settings
 
         from . import checks as tenancy_checks
-        from .signals import guard_m2m_add, guard_save
+        from .signals import guard_m2m_add, guard_save, remember_saved
 
         checks.register(tenancy_checks.check_resolver)
         checks.register(tenancy_checks.check_middleware)
         checks.register(tenancy_checks.check_gate_order)
         checks.register(tenancy_checks.check_models, checks.Tags.models)
         pre_save.connect(guard_save, dispatch_uid="appframework_tenancy.guard_save")
+        post_save.connect(remember_saved, dispatch_uid="appframework_tenancy.remember_saved")
         m2m_changed.connect(guard_m2m_add, dispatch_uid="appframework_tenancy.guard_m2m")
         if app_settings.TENANCY.CELERY:
             from .celery import connect_celery

@@ -9,6 +9,8 @@ from typing import Any
 from django.apps import AppConfig, apps
 from django.core import checks
 from django.core.exceptions import FieldDoesNotExist, ImproperlyConfigured
+from django.db import models
+from django.db.models import F
 
 from appframework.checks import AUTH_MIDDLEWARE, _error, _warning, middleware_index
 from appframework.conf import app_settings
@@ -143,6 +145,17 @@ def check_models(
     return messages
 
 
+def _referenced_names(expression: Any) -> set[str]:
+    """Field names an expression of a constraint refers to (``Lower("code")``...)."""
+    if isinstance(expression, F):
+        return {str(getattr(expression, "name", ""))}
+    names: set[str] = set()
+    for source in getattr(expression, "get_source_expressions", list)():
+        if source is not None:
+            names |= _referenced_names(source)
+    return names
+
+
 def _unique_warnings(model: Any) -> list[checks.CheckMessage]:
     label = model._meta.label
     groups: list[tuple[str, set[str]]] = []
@@ -152,9 +165,12 @@ def _unique_warnings(model: Any) -> list[checks.CheckMessage]:
     for together in model._meta.unique_together:
         groups.append((", ".join(together), set(together)))
     for constraint in model._meta.constraints:
-        fields = getattr(constraint, "fields", None)
-        if fields and getattr(constraint, "condition", None) is None:
-            groups.append((constraint.name, set(fields)))
+        if not isinstance(constraint, models.UniqueConstraint):
+            continue
+        names = set(constraint.fields)
+        for expression in constraint.expressions:
+            names |= _referenced_names(expression)
+        groups.append((constraint.name, names))
     tenant_names = {"tenant_id", "tenant"}
     return [
         _warning(

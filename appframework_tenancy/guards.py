@@ -149,7 +149,10 @@ def check_related_tenants(
                 continue
             if field.is_cached(obj):
                 related = field.get_cached_value(obj)
-                if related is not None and TENANT in related.__dict__:
+                # Trust a loaded object's tenant only as the database holds it (read or
+                # saved, unchanged since): an unsaved stand-in can claim any tenant.
+                stored = getattr(related, LOADED_ATTR, None) if related is not None else None
+                if stored and TENANT in stored and same_tenant(stored[TENANT], related.tenant_id):
                     if not same_tenant(related.tenant_id, obj.tenant_id):
                         raise _cross(model, field.name)
                     continue
@@ -200,14 +203,15 @@ def _cross(model: Any, field: str) -> TenantMismatch:
     )
 
 
-def check_update_values(model: type[models.Model], values: dict[str, Any]) -> None:
+def check_update_values(queryset: Any, values: dict[str, Any]) -> None:
     """``queryset.update(**values)``: the tenant column is never rewritten, and a
-    foreign key may only be set to a row of the current tenant."""
+    foreign key may only be set to a row of the same tenant as every updated row: the
+    current tenant, or, with no tenant or every tenant selected, the target's tenant
+    (one more query then)."""
+    model = queryset.model
     if TENANT in values or "tenant" in values:
         raise _mismatch(_("The tenant of an existing row cannot be changed."))
     state = tenant_state()
-    if state is None or state is ALL_TENANTS:
-        return
     for field in tenant_foreign_keys(model):
         for key in (field.name, field.attname):
             if key not in values:
@@ -220,9 +224,59 @@ def check_update_values(model: type[models.Model], values: dict[str, Any]) -> No
             if value is None:
                 continue
             tenant = (
-                field.related_model._base_manager.filter(**{field.target_field.attname: value})
+                field.related_model._base_manager.using(queryset.db)
+                .filter(**{field.target_field.attname: value})
                 .values_list(TENANT, flat=True)
                 .first()
             )
-            if tenant is not None and not same_tenant(tenant, state):
+            if tenant is None:
+                continue
+            if state is not None and state is not ALL_TENANTS:
+                if not same_tenant(tenant, state):
+                    raise _cross(model, field.name)
+            elif queryset.exclude(**{TENANT: tenant}).exists():
                 raise _cross(model, field.name)
+
+
+def check_upsert(
+    model: Any, objs: Sequence[Any], using: str | None, options: dict[str, Any]
+) -> None:
+    """``bulk_create(update_conflicts=True)`` updates the row it collides with, found by
+    ``unique_fields`` through no manager: that row must be one of the same tenant."""
+    if not options.get("update_conflicts"):
+        return
+    if TENANT in (options.get("update_fields") or ()):
+        raise _mismatch(_("The tenant of an existing row cannot be changed."))
+    unique = set(options.get("unique_fields") or ())
+    pk_names = {"pk", model._meta.pk.name, model._meta.pk.attname}
+    if unique & {TENANT, "tenant"}:
+        return
+    if unique and unique <= pk_names:
+        owners = dict(
+            model._base_manager.using(using)
+            .filter(pk__in=[obj.pk for obj in objs if obj.pk is not None])
+            .values_list("pk", TENANT)
+        )
+        for obj in objs:
+            if obj.pk in owners and not same_tenant(owners[obj.pk], obj.tenant_id):
+                raise _mismatch(_("This object belongs to another tenant."))
+        return
+    raise _mismatch(
+        _("An upsert of tenant rows must name tenant_id (or the primary key) in unique_fields.")
+    )
+
+
+def remember_state(obj: Any) -> None:
+    """Record the tenant and tenant foreign keys a row holds in the database now (after
+    a load or a save): later saves compare against it."""
+    data = obj.__dict__
+    model: Any = obj.__class__
+    setattr(
+        obj,
+        LOADED_ATTR,
+        {
+            attname: data[attname]
+            for attname in (TENANT, *(f.attname for f in tenant_foreign_keys(model)))
+            if attname in data
+        },
+    )

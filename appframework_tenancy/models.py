@@ -15,12 +15,12 @@ from django.db import models
 
 from .exceptions import TenantMismatch, TenantRequired
 from .guards import (
-    LOADED_ATTR,
     TENANT,
     check_related_tenants,
     check_update_values,
+    check_upsert,
+    remember_state,
     stamp_tenant,
-    tenant_foreign_keys,
 )
 from .scope import TenantScope
 
@@ -41,20 +41,24 @@ class TenantQuerySet(models.QuerySet[Any]):
         for obj in objs:
             if obj._state.adding:
                 stamp_tenant(obj)
+        check_upsert(self.model, objs, self.db, kwargs)
         check_related_tenants(self.model, objs, using=self.db)
-        return super().bulk_create(objs, *args, **kwargs)
+        created = super().bulk_create(objs, *args, **kwargs)
+        for obj in created:
+            remember_state(obj)
+        return created
 
     def bulk_update(
         self, objs: Iterable[Any], fields: Iterable[str], *args: Any, **kwargs: Any
     ) -> int:
         objs = list(objs)
         fields = list(fields)
-        check_update_values(self.model, dict.fromkeys(fields))
+        check_update_values(self, dict.fromkeys(fields))
         check_related_tenants(self.model, objs, fields=fields, using=self.db)
         return super().bulk_update(objs, fields, *args, **kwargs)
 
     def update(self, **kwargs: Any) -> int:
-        check_update_values(self.model, kwargs)
+        check_update_values(self, kwargs)
         return super().update(**kwargs)
 
     update.alters_data = True  # type: ignore[attr-defined]
@@ -87,12 +91,7 @@ class TenantModelMixin(models.Model):
         instance = super().from_db(db, field_names, values, **kwargs)
         # What the row held when read: the tenant may not change, and unchanged foreign
         # keys need no re-check on save.
-        loaded = {}
-        data = instance.__dict__
-        for attname in (TENANT, *(f.attname for f in tenant_foreign_keys(cls))):
-            if attname in data:
-                loaded[attname] = data[attname]
-        setattr(instance, LOADED_ATTR, loaded)
+        remember_state(instance)
         return instance
 
     def _do_update(

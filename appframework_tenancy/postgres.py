@@ -45,9 +45,15 @@ def rls_tenant(using: str = DEFAULT_DB_ALIAS, *, setting: str = SETTING) -> Iter
     no row, when there is none). ``SET LOCAL`` ends with the transaction: a pooled or
     persistent connection never keeps one request's tenant for the next."""
     tenant = current_tenant_id()
-    with transaction.atomic(using=using):
-        with connections[using].cursor() as cursor:
-            cursor.execute(
-                "SELECT set_config(%s, %s, true)", [setting, "" if tenant is None else str(tenant)]
-            )
-        yield
+    with transaction.atomic(using=using), connections[using].cursor() as cursor:
+        # Inside an outer transaction this block is only a savepoint, and a setting made
+        # with SET LOCAL outlives a savepoint: put the previous value back on the way out.
+        cursor.execute("SELECT current_setting(%s, true)", [setting])
+        previous = cursor.fetchone()[0]
+        cursor.execute(
+            "SELECT set_config(%s, %s, true)", [setting, "" if tenant is None else str(tenant)]
+        )
+        try:
+            yield
+        finally:
+            cursor.execute("SELECT set_config(%s, %s, true)", [setting, previous or ""])

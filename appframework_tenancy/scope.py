@@ -8,14 +8,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.core.exceptions import FullResultSet
-from django.db.models import BooleanField, Expression, F
+from django.db.models import BooleanField, Expression, F, Lookup
 
 from appframework.conf import app_settings
 
 from .context import ALL_TENANTS, tenant_state
 from .exceptions import TenantRequired
 
-__all__ = ["TenantScope", "tenant_filter_active"]
+__all__ = ["TenantCondition", "TenantScope", "tenant_filter_active"]
 
 TENANT_FIELD = "tenant_id"
 
@@ -34,6 +34,33 @@ def tenant_filter_active() -> Any:
     return state
 
 
+class TenantCondition(Lookup):
+    """What :class:`TenantScope` resolves to. A ``Lookup``, so Django puts it in the
+    WHERE clause as it is rather than wrapping it in an ``= true`` comparison: the same
+    work as a hand-written ``filter(tenant_id=...)``, decided at compile time."""
+
+    lookup_name = "tenant_scope"
+    prepare_rhs = False
+
+    def __init__(self, lhs: Any) -> None:  # no right-hand side to prepare
+        self.lhs = lhs
+        self.rhs = None
+
+    def get_source_expressions(self) -> list[Any]:
+        return [self.lhs]
+
+    def set_source_expressions(self, exprs: Sequence[Any]) -> None:
+        (self.lhs,) = exprs
+
+    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, Any]:
+        tenant = tenant_filter_active()
+        if tenant is None:
+            raise FullResultSet
+        sql, params = compiler.compile(self.lhs)
+        tenant = self.lhs.output_field.get_db_prep_value(tenant, connection, prepared=False)
+        return f"{sql} = %s", (*params, tenant)
+
+
 class TenantScope(Expression):
     """``queryset.filter(TenantScope())``: ``tenant_id = <current tenant>`` at compile
     time, or no condition at all when no tenant is selected (Django drops a condition
@@ -44,20 +71,16 @@ class TenantScope(Expression):
 
     def __init__(self, field: str = TENANT_FIELD) -> None:
         super().__init__()
-        self.column: Any = F(field)
+        self.column_name = field
 
-    def get_source_expressions(self) -> list[Any]:
-        return [self.column]
-
-    def set_source_expressions(self, exprs: Sequence[Any]) -> None:
-        (self.column,) = exprs
-
-    def as_sql(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, Any]:
-        tenant = tenant_filter_active()
-        if tenant is None:
-            raise FullResultSet
-        sql, params = compiler.compile(self.column)
-        field = getattr(self.column, "output_field", None)
-        if field is not None:
-            tenant = field.get_db_prep_value(tenant, connection, prepared=False)
-        return f"{sql} = %s", (*params, tenant)
+    def resolve_expression(  # type: ignore[override]
+        self,
+        query: Any = None,
+        allow_joins: bool = True,
+        reuse: Any = None,
+        summarize: bool = False,
+        for_save: bool = False,
+    ) -> TenantCondition:
+        return TenantCondition(
+            F(self.column_name).resolve_expression(query, allow_joins, reuse, summarize, for_save)
+        )

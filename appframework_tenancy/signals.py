@@ -14,6 +14,7 @@ from .guards import (
     check_primary_key,
     check_related_tenants,
     is_tenant_model,
+    remember_state,
     same_tenant,
     stamp_tenant,
 )
@@ -55,3 +56,10 @@ def guard_m2m_add(
         raise TenantMismatch(
             _("A many-to-many link cannot join rows of two tenants."), code="tenant_mismatch"
         )
+
+
+def remember_saved(sender: Any, instance: Any, raw: bool = False, **kwargs: Any) -> None:
+    """After a save, the row holds what the instance holds: a later change of its tenant
+    is caught before the next save starts, like for a row read from the database."""
+    if is_tenant_model(sender):
+        remember_state(instance)

@@ -59,7 +59,12 @@ from wsgi_driver import call, run_batch
 import testproject.settings as project_settings
 from appframework.env import apply_environment
 
-SUITE_MIDDLEWARE = list(project_settings.MIDDLEWARE)
+# Without TenantMiddleware: the core stack vs Django's here; tenancy has its own benchmark.
+SUITE_MIDDLEWARE = [
+    m
+    for m in project_settings.MIDDLEWARE
+    if m != "appframework_tenancy.middleware.TenantMiddleware"
+]
 
 DJANGO_MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",

@@ -30,6 +30,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "middleware_stack": [sys.executable, str(HERE / "middleware_stack.py")],
     "gate": [sys.executable, str(HERE / "gate.py")],
     "hash_password": [sys.executable, str(HERE / "hash_password.py")],
+    "tenancy": [sys.executable, str(HERE / "tenancy.py")],
     "graphql": ["bash", str(HERE / "graphql" / "run.sh")],
 }
 

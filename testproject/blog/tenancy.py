@@ -1,9 +1,10 @@
 """The demo's tenant resolver.
 
-A signed-in user (session or bearer token) works in one of their tenants: the one
-chosen on /tenant (kept in the session), the ``X-Tenant`` header of an API call, or
-else their first. The choice is checked against their memberships, never trusted:
-asking for a tenant you are not a member of is a 403, not a quiet switch. Everyone else
+A signed-in user (session or bearer token) works in one of their tenants: the
+``X-Tenant`` header of an API call, else the one chosen on /tenant (kept in the
+session), else their first. The header is checked against their memberships, never
+trusted: asking for a tenant you are not a member of is a 403, not a quiet switch. A
+session choice they lost the membership of falls back to their first tenant. Everyone else
 browses the public tenant, Acme.
 """
 
@@ -29,11 +30,17 @@ def resolve_tenant(request: HttpRequest) -> int | None:
     user = current_user_sync(request) or current_api_user_sync(request)
     if user is None:
         return PUBLIC_TENANT
-    wanted: Any = request.META.get(HEADER)
-    if wanted is None and hasattr(request, "session"):
-        wanted = request.session.get(SESSION_KEY)
     members = member_tenant_ids(user)
+    wanted: Any = request.META.get(HEADER)
     if wanted is None:
+        # The session's choice is a preference: one the user is no longer a member of
+        # is forgotten (they must still reach /tenant and /logout), not refused.
+        session = getattr(request, "session", None)
+        chosen = session.get(SESSION_KEY) if session is not None else None
+        if chosen in members:
+            return int(chosen)
+        if chosen is not None and session is not None:
+            session.pop(SESSION_KEY, None)
         return members[0] if members else PUBLIC_TENANT
     try:
         tenant = int(wanted)

@@ -20,4 +20,10 @@ class Command(TenantCommand):
         parser.add_argument("command_args", nargs=argparse.REMAINDER, help="Its arguments.")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        call_command(options["command_name"], *options["command_args"])
+        # The inner command writes where this one was told to (call_command(stdout=...)).
+        call_command(
+            options["command_name"],
+            *options["command_args"],
+            stdout=self.stdout._out,
+            stderr=self.stderr._out,
+        )

@@ -13,6 +13,9 @@ from appframework_tenancy.models import TenantModel
 class Author(models.Model):
     name = models.CharField(max_length=50)
 
+    def __str__(self) -> str:
+        return self.name
+
 
 class Tag(TenantModel):
     name = models.CharField(max_length=50)

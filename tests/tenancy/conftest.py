@@ -1,0 +1,38 @@
+"""Fixtures of the tenancy tests: two tenants' rows, and the demo's full middleware
+stack (the base test settings leave TenantMiddleware out; see tests/settings.py).
+
+Tests in this folder start with no tenant selected."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.test import override_settings
+
+import testproject.settings as demo_settings
+from appframework_tenancy import as_tenant
+
+A, B = 1, 2
+
+
+@pytest.fixture
+def demo_stack() -> Iterator[None]:
+    """The demo's MIDDLEWARE, TenantMiddleware included, with its resolver."""
+    with override_settings(MIDDLEWARE=list(demo_settings.MIDDLEWARE)):
+        yield
+
+
+@pytest.fixture
+def two_tenants(db: Any) -> dict[str, Any]:
+    """One post (with a comment) per tenant: ``a_post``/``b_post``, ``a_comment``/``b_comment``."""
+    from tests.tenancy.lab.models import Comment, Post
+
+    rows: dict[str, Any] = {}
+    for name, tenant in (("a", A), ("b", B)):
+        with as_tenant(tenant):
+            post = Post.objects.create(title=f"{name.upper()}-post")
+            rows[f"{name}_post"] = post
+            rows[f"{name}_comment"] = Comment.objects.create(post=post, body=f"{name}-comment")
+    return rows
