@@ -185,6 +185,11 @@ LOGIN_URL = "/login"
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "memory://")
 CELERY_TASK_ALWAYS_EAGER = "CELERY_BROKER_URL" not in os.environ
 
+# The secret of the demo's user.registered endpoint, shared with its own receiver.
+DEMO_WEBHOOK_SECRET = os.environ.get("DEMO_WEBHOOK_SECRET", "demo-webhook-secret")
+# Where seed_demo points that endpoint: this server (scripts/demo sets it from its address).
+DEMO_BASE_URL = os.environ.get("DEMO_BASE_URL", "http://127.0.0.1:8000")
+
 STATIC_URL = "static/"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 USE_TZ = True
@@ -192,6 +197,9 @@ USE_TZ = True
 APPFRAMEWORK: dict[str, dict[str, object]] = {
     "AUTH": {"REVOCATION_CACHE": "revocations"},
     "TENANCY": {"RESOLVER": "testproject.blog.tenancy.resolve_tenant"},
+    # The demo delivers to its own receiver on 127.0.0.1; a deployment keeps loopback
+    # blocked (the default) and lists only trusted internal networks here.
+    "WEBHOOKS": {"ALLOWED_NETWORKS": ["127.0.0.0/8", "::1/128"]},
     "GRAPHQL": {
         "SCHEMA": "testproject.blog.schema.schema",
         # The recommended production breadth limits (docs/graphql.md): a document of

@@ -22,6 +22,9 @@ urlpatterns = [
     path("posts/<int:id>", views.post_detail, name="post-detail"),
     path("posts/<int:id>/publish", views.publish_post, name="post-publish"),
     path("tenant", views.tenant_view, name="tenant"),
+    path("signup", views.signup_view, name="signup"),
+    path("webhooks", views.webhooks_page, name="webhooks"),
+    path("webhooks/receiver", views.webhook_receiver, name="webhook-receiver"),
     path("admin/", admin.site.urls),
     path("", include("appframework_graphql.urls")),
 ]

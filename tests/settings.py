@@ -14,3 +14,7 @@ INSTALLED_APPS = [*INSTALLED_APPS, "tests.tenancy.lab"]  # noqa: F405
 # test settings leave the TenantMiddleware out; tests/tenancy puts the demo's full stack
 # back (its ``demo_stack`` fixture).
 MIDDLEWARE = [m for m in MIDDLEWARE if not m.endswith(".TenantMiddleware")]  # noqa: F405
+
+# The webhook tests start from the library's defaults (loopback receivers blocked); the
+# demo's allowance for its own receiver on 127.0.0.1 is not part of them.
+APPFRAMEWORK = {k: v for k, v in APPFRAMEWORK.items() if k != "WEBHOOKS"}  # noqa: F405

@@ -80,3 +80,21 @@ class Post(TenantModel):
             "author_id": self.author_id,
             "tenant_id": self.tenant_id,
         }
+
+
+class ReceivedWebhook(models.Model):
+    """What the demo's own webhook receiver (/webhooks/receiver) got, and whether the
+    signatures checked out."""
+
+    event = models.CharField(max_length=255)
+    webhook_id = models.CharField(max_length=64, blank=True)
+    signature_valid = models.BooleanField(default=False)
+    replay_proof_valid = models.BooleanField(default=False)
+    body = models.TextField()
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-received_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.event} ({'signed' if self.signature_valid else 'bad signature'})"

@@ -11,6 +11,7 @@ import json
 
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from appframework.auth import (
@@ -154,7 +155,9 @@ def tenant_view(request: HttpRequest) -> HttpResponse:
         if wanted not in member_tenant_ids(user):
             from appframework.exceptions import ForbiddenException
 
-            raise ForbiddenException("You are not a member of this tenant.", code="tenant_not_member")
+            raise ForbiddenException(
+                "You are not a member of this tenant.", code="tenant_not_member"
+            )
         request.session[SESSION_KEY] = wanted
         return redirect("tenant")
     mine = set(member_tenant_ids(user)) if user is not None else set()
@@ -166,5 +169,104 @@ def tenant_view(request: HttpRequest) -> HttpResponse:
             "current": Tenant.objects.filter(pk=current_tenant_id()).first(),
             "tenants": Tenant.objects.filter(pk__in=mine).order_by("pk"),
             "posts": Post.objects.all()[:20],
+        },
+    )
+
+
+@csrf_protect_login
+@require_http_methods(["GET", "HEAD", "POST"])
+def signup_view(request: HttpRequest) -> HttpResponse:
+    """Create an account. The new user is announced with ``user_registered``, which the
+    webhooks provider turns into a ``user.registered`` delivery to every subscribed
+    endpoint (the demo's own receiver among them: watch /webhooks)."""
+    from django.contrib.auth.password_validation import validate_password
+    from django.core.exceptions import ValidationError
+    from django.core.validators import validate_email
+    from django.db import transaction
+
+    from appframework.events import user_registered
+
+    from .models import User
+
+    errors: list[str] = []
+    email = ""
+    if request.method == "POST":
+        email = request.POST.get("email", "").strip()
+        password = request.POST.get("password", "")
+        try:
+            validate_email(email)
+        except ValidationError:
+            errors.append("Enter a valid email address.")
+        if not errors and User.objects.filter(email__iexact=email).exists():
+            errors.append("An account with this email exists.")
+        if not errors:
+            candidate = User(email=email)
+            try:
+                validate_password(password, candidate)
+            except ValidationError as exc:
+                errors.extend(exc.messages)
+        if not errors:
+            with transaction.atomic():
+                user = User.objects.create_user(email, password)
+                # Delivered once this transaction commits (never for a rolled-back signup).
+                user_registered.send(sender=User, user=user, request=request)
+            login(request, user)
+            return redirect("webhooks")
+    return render(
+        request,
+        "blog/signup.html",
+        {"errors": errors, "email": email},
+        status=422 if errors else 200,
+    )
+
+
+def _demo_webhook_secret() -> str:
+    from django.conf import settings
+
+    return str(getattr(settings, "DEMO_WEBHOOK_SECRET", ""))
+
+
+@csrf_exempt
+@require_POST
+def webhook_receiver(request: HttpRequest) -> HttpResponse:
+    """A receiver as a client application would write it: check the signature of the
+    exact body (``verify_signature``) and the replay-proof one (``verify_webhook``,
+    5 minutes' tolerance), then record the event. 401 for a bad signature."""
+    from appframework_webhooks import verify_signature, verify_webhook
+
+    from .models import ReceivedWebhook
+
+    secret = _demo_webhook_secret()
+    body = request.body
+    signed = verify_signature(secret, body, request.headers.get("X-Webhook-Signature"))
+    fresh = verify_webhook(secret, request.headers, body)
+    try:
+        event = str(json.loads(body).get("event", ""))[:255]
+    except (ValueError, AttributeError):
+        event = ""
+    ReceivedWebhook.objects.create(
+        event=event or request.headers.get("X-Webhook-Event", "")[:255],
+        webhook_id=request.headers.get("X-Webhook-Id", "")[:64],
+        signature_valid=signed,
+        replay_proof_valid=fresh,
+        body=body.decode("utf-8", "replace")[:10_000],
+    )
+    return HttpResponse(status=204 if signed and fresh else 401)
+
+
+@require_GET
+def webhooks_page(request: HttpRequest) -> HttpResponse:
+    """/webhooks: the endpoints, the delivery log, and what the demo receiver got."""
+    from appframework_webhooks import WebhookDelivery, WebhookEndpoint
+
+    from .models import ReceivedWebhook
+
+    return render(
+        request,
+        "blog/webhooks.html",
+        {
+            "endpoints": WebhookEndpoint.objects.order_by("event", "pk"),
+            "deliveries": WebhookDelivery.objects.select_related("endpoint")[:20],
+            "received": ReceivedWebhook.objects.all()[:20],
         },
     )

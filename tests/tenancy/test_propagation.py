@@ -18,7 +18,7 @@ from asgiref.sync import async_to_sync, sync_to_async
 from celery import Celery, signals
 from celery.contrib.testing.worker import start_worker
 from celery.worker import state as worker_state
-from django.core.management import call_command
+from django.core.management import ManagementUtility, call_command
 from django.core.management.base import CommandError
 from django.db import connections, transaction
 
@@ -226,10 +226,9 @@ lab_celery.conf.update(
 )
 
 
-@lab_celery.task(name="tenancy_propagation.report_tenant", bind=True)
-def report_tenant(self: Any) -> dict[str, Any]:
-    state = tenant_state()
-    return {"tenant": current_tenant_id(), "all": state is ALL_TENANTS}
+@lab_celery.task(name="tenancy_propagation.report_tenant")
+def report_tenant() -> dict[str, Any]:
+    return {"tenant": current_tenant_id(), "all": tenant_state() is ALL_TENANTS}
 
 
 @lab_celery.task(name="tenancy_propagation.leave_a_tenant_behind")
@@ -323,7 +322,7 @@ def test_publishing_with_no_tenant_adds_no_header() -> None:
 
 
 def test_the_publish_receiver_is_connected_to_celerys_before_task_publish_signal() -> None:
-    headers: dict[str, Any] = {"id": "1"}
+    headers: dict[str, Any] = {"task": "lab.task", "id": "0f1e2d"}
     with as_tenant(B):
         signals.before_task_publish.send(
             sender="lab.task",
@@ -335,7 +334,7 @@ def test_the_publish_receiver_is_connected_to_celerys_before_task_publish_signal
             declare=[],
             retry_policy=None,
         )
-    assert headers[HEADER] == {"id": B}
+    assert headers == {"task": "lab.task", "id": "0f1e2d", HEADER: {"id": B}}
 
 
 # -- management commands ---------------------------------------------------------------------
@@ -436,6 +435,21 @@ def test_tenant_command_passes_the_other_commands_own_options_through(
     out = capsys.readouterr().out
     assert "\n  " in out
     assert sorted(row["fields"]["title"] for row in json.loads(out)) == ["A-post"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_tenant_commands_run_from_the_command_line_under_the_tenant_option(
+    two_tenants: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    ReportCommand().run_from_argv(["manage.py", "report", "--tenant", str(B)])
+    assert json.loads(capsys.readouterr().out)["titles"] == ["B-post"]
+    ManagementUtility(
+        ["manage.py", "tenant_command", "--tenant", str(A), "dumpdata", "tenancy_lab.post"]
+    ).execute()
+    assert dumped(capsys) == [("A-post", A)]
+    with pytest.raises(SystemExit):
+        ReportCommand().run_from_argv(["manage.py", "report"])
+    assert "one of the arguments --tenant --all-tenants is required" in capsys.readouterr().err
 
 
 @pytest.mark.django_db

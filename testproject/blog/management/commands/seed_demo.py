@@ -30,4 +30,18 @@ class Command(BaseCommand):
                             body=f"Written by the demo seed for {tenant.name}.",
                             author=user,
                         )
+        self.seed_webhook()
         self.stdout.write(f"demo user: {DEMO_EMAIL} / {DEMO_PASSWORD}")
+
+    def seed_webhook(self) -> None:
+        """user.registered → the demo's own receiver, signed with DEMO_WEBHOOK_SECRET."""
+        from django.conf import settings
+
+        from appframework_webhooks import WebhookEndpoint
+
+        url = settings.DEMO_BASE_URL.rstrip("/") + "/webhooks/receiver"
+        WebhookEndpoint.objects.update_or_create(
+            event="user.registered",
+            url=url,
+            defaults={"secret": settings.DEMO_WEBHOOK_SECRET, "active": True},
+        )

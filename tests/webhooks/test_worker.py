@@ -1,0 +1,272 @@
+"""DeliverWebhookJob run by a real Celery worker (a thread of this process, solo pool)
+consuming from the real Redis broker: messages are serialized, acknowledged and retried
+through Redis, not run inline as in eager mode."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import celery._state
+import pytest
+import redis
+from celery import Celery, signals
+from celery.contrib.testing.worker import start_worker
+from django.db import connection, transaction
+
+from appframework_tenancy import as_tenant, current_tenant_id
+from appframework_webhooks import WebhookDelivery, WebhookEndpoint, verify_signature
+from appframework_webhooks import tasks as webhook_tasks
+from appframework_webhooks.manager import WebhookManager
+
+from .conftest import webhook_settings
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+REDIS_URL = "redis://127.0.0.1:6379/14"
+QUEUE = "appframework-webhooks-worker-tests"
+TASK_NAME = "appframework_webhooks.DeliverWebhookJob"
+TERMINAL = ("delivered", "failed", "skipped")
+
+
+def redis_client() -> redis.Redis:
+    """The broker's database, or a failed test (never a skip) when Redis is down."""
+    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2, socket_timeout=5)
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        pytest.fail(
+            f"These tests need the Redis broker at {REDIS_URL} (redis-server on "
+            f"127.0.0.1:6379); it is not reachable: {exc!r}"
+        )
+    return client
+
+
+class Runs:
+    """Every DeliverWebhookJob run the worker finished: (delivery id, outcome), the
+    outcome being the job's return value or "retry"."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.items: list[tuple[str, str]] = []
+
+    def on_postrun(
+        self,
+        sender: Any = None,
+        task: Any = None,
+        args: Any = None,
+        retval: Any = None,
+        state: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if task is None or task.name != TASK_NAME:
+            return
+        # The worker thread's own database connection: not left open between jobs (an
+        # in-memory SQLite database ignores the close, as it must).
+        connection.close()
+        outcome = "retry" if state == "RETRY" else str(retval)
+        with self.lock:
+            self.items.append((str(args[3]), outcome))
+
+    def of(self, delivery_id: str) -> list[str]:
+        with self.lock:
+            return [outcome for key, outcome in self.items if key == delivery_id]
+
+    def wait_done(self, delivery_id: str, timeout: float = 15.0) -> list[str]:
+        """The outcomes of ``delivery_id``'s runs once one of them is terminal."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            outcomes = self.of(delivery_id)
+            if outcomes and outcomes[-1] in TERMINAL:
+                return outcomes
+            time.sleep(0.02)
+        return self.of(delivery_id)
+
+
+@pytest.fixture(scope="module")
+def worker() -> Iterator[Runs]:
+    """A worker thread on the Redis broker (its own database there, flushed before and
+    after). The thread starts with an empty context: no tenant but the message's."""
+    client = redis_client()
+    client.flushdb()
+    app = Celery("webhooks_worker_tests", broker=REDIS_URL, fixups=[], set_as_current=False)
+    app.conf.update(
+        task_always_eager=False,
+        task_default_queue=QUEUE,
+        result_backend=None,
+        worker_hijack_root_logger=False,
+        worker_prefetch_multiplier=1,
+        broker_connection_retry_on_startup=False,
+    )
+    runs = Runs()
+    signals.task_postrun.connect(runs.on_postrun, weak=False, dispatch_uid="webhooks-worker-runs")
+    # start_worker makes its app the current and default one (the shared DeliverWebhookJob
+    # then publishes to Redis); the project's app comes back afterwards.
+    default_app, current_app = celery._state.default_app, celery._state._tls.current_app
+    try:
+        with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=20):
+            yield runs
+    finally:
+        signals.task_postrun.disconnect(dispatch_uid="webhooks-worker-runs")
+        celery._state.default_app = default_app
+        celery._state._tls.current_app = current_app
+        client.flushdb()
+        client.close()
+
+
+def test_the_redis_broker_is_reachable() -> None:
+    assert redis_client().ping() is True
+
+
+def test_a_committed_fire_is_delivered_once_by_the_worker(
+    worker: Runs, receiver: Any, loopback_allowed: None
+) -> None:
+    endpoint = WebhookEndpoint.objects.create(url=receiver.url, event="order.paid", secret="s3")
+    with transaction.atomic():
+        [delivery_id] = WebhookManager().fire_sync("order.paid", {"id": 1})
+    assert worker.wait_done(delivery_id) == ["delivered"]
+    [hit] = receiver.hits
+    assert hit.headers["X-Webhook-Id"] == delivery_id
+    assert verify_signature("s3", hit.body, hit.headers["X-Webhook-Signature"])
+    [row] = WebhookDelivery.objects.all()
+    assert (row.endpoint_id, row.delivery_id, row.attempt) == (endpoint.pk, delivery_id, 1)
+    assert row.success and not row.final and row.status_code == 200
+
+
+def test_failing_attempts_are_retried_through_the_broker_up_to_five_with_only_the_last_final(
+    worker: Runs, receiver: Any, loopback_allowed: None
+) -> None:
+    receiver.respond = lambda n: (500, {}, b"down")
+    WebhookEndpoint.objects.create(url=receiver.url, event="e", secret="s")
+    [delivery_id] = WebhookManager().fire_sync("e", {})
+    assert worker.wait_done(delivery_id) == ["retry"] * 4 + ["failed"]
+    time.sleep(0.3)  # room for a sixth attempt, which must not come
+    assert worker.of(delivery_id) == ["retry"] * 4 + ["failed"]
+    assert len(receiver.hits) == 5
+    assert {hit.headers["X-Webhook-Id"] for hit in receiver.hits} == {delivery_id}
+    rows = list(WebhookDelivery.objects.order_by("attempt"))
+    assert [r.attempt for r in rows] == [1, 2, 3, 4, 5]
+    assert [r.final for r in rows] == [False] * 4 + [True]
+    assert [r.status_code for r in rows] == [500] * 5
+    assert not any(r.success for r in rows)
+    assert {r.delivery_id for r in rows} == {delivery_id}
+
+
+def test_a_retried_delivery_stops_at_the_first_success(
+    worker: Runs, receiver: Any, loopback_allowed: None
+) -> None:
+    receiver.respond = lambda n: (503, {}, b"busy") if n < 2 else (200, {}, b"ok")
+    WebhookEndpoint.objects.create(url=receiver.url, event="e", secret="s")
+    [delivery_id] = WebhookManager().fire_sync("e", {})
+    assert worker.wait_done(delivery_id) == ["retry", "retry", "delivered"]
+    rows = list(WebhookDelivery.objects.order_by("attempt"))
+    assert [(r.attempt, r.success, r.final) for r in rows] == [
+        (1, False, False),
+        (2, False, False),
+        (3, True, False),
+    ]
+    assert len(receiver.hits) == 3
+
+
+@pytest.mark.parametrize("change", ["disabled", "deleted"])
+def test_a_job_whose_endpoint_is_disabled_or_deleted_after_queuing_sends_nothing(
+    worker: Runs, receiver: Any, loopback_allowed: None, change: str
+) -> None:
+    release = threading.Event()
+
+    def respond(n: int) -> tuple[int, dict[str, str], bytes]:
+        if n == 0:
+            release.wait(5)  # holds the (single) worker on the first job
+        return 200, {}, b"ok"
+
+    receiver.respond = respond
+    WebhookEndpoint.objects.create(url=receiver.url, event="hold", secret="s")
+    target = WebhookEndpoint.objects.create(url=receiver.url + "/target", event="e", secret="s")
+    [hold_id] = WebhookManager().fire_sync("hold", {})
+    [target_id] = WebhookManager().fire_sync("e", {})
+    assert len(receiver.wait_for(1)) == 1  # the worker is busy; the target job is queued
+    assert worker.of(target_id) == []
+    if change == "disabled":
+        WebhookEndpoint.objects.filter(pk=target.pk).update(active=False)
+    else:
+        target.delete()
+    release.set()
+    assert worker.wait_done(hold_id) == ["delivered"]
+    assert worker.wait_done(target_id) == ["skipped"]
+    assert [hit.path for hit in receiver.hits] == ["/hook"]
+    assert not WebhookDelivery.objects.filter(delivery_id=target_id).exists()
+
+
+def test_an_unsafe_url_gets_one_final_row_and_no_retry_from_the_worker(
+    worker: Runs, receiver: Any
+) -> None:
+    # The private-address guard is on (the default): the loopback receiver is refused.
+    with webhook_settings(BACKOFF_BASE=0.01, BACKOFF_CAP=0.05):
+        WebhookEndpoint.objects.create(url=receiver.url, event="e", secret="s")
+        [delivery_id] = WebhookManager().fire_sync("e", {})
+        assert worker.wait_done(delivery_id) == ["failed"]
+        time.sleep(0.3)  # room for a retry, which must not come
+        assert worker.of(delivery_id) == ["failed"]
+    assert receiver.hits == []
+    [row] = WebhookDelivery.objects.all()
+    assert row.final and not row.success and row.attempt == 1
+    assert row.status_code is None
+    assert "UnsafeWebhookUrlError" in (row.error or "")
+
+
+def test_a_rolled_back_fire_queues_no_job_for_the_worker(
+    worker: Runs, receiver: Any, loopback_allowed: None
+) -> None:
+    WebhookEndpoint.objects.create(url=receiver.url, event="e", secret="s")
+    with pytest.raises(ZeroDivisionError), transaction.atomic():
+        [rolled_back_id] = WebhookManager().fire_sync("e", {"n": 1})
+        1 / 0  # noqa: B018
+    [committed_id] = WebhookManager().fire_sync("e", {"n": 2})
+    # Jobs run in queue order on the single worker: the second one done, the first
+    # would have been seen before it.
+    assert worker.wait_done(committed_id) == ["delivered"]
+    assert worker.of(rolled_back_id) == []
+    assert [hit.headers["X-Webhook-Id"] for hit in receiver.hits] == [committed_id]
+    assert list(WebhookDelivery.objects.values_list("delivery_id", flat=True)) == [committed_id]
+
+
+@pytest.fixture
+def tenant_seen(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
+    """delivery id -> the tenant current in the worker at each attempt."""
+    seen: dict[str, list[Any]] = {}
+    real = webhook_tasks.deliver_once
+
+    def recording(url: str, event: str, body: bytes, secret: Any, delivery_id: str) -> Any:
+        seen.setdefault(delivery_id, []).append(current_tenant_id())
+        return real(url, event, body, secret, delivery_id)
+
+    monkeypatch.setattr(webhook_tasks, "deliver_once", recording)
+    return seen
+
+
+def test_a_webhook_fired_under_a_tenant_is_delivered_under_that_tenant_on_every_attempt(
+    worker: Runs, receiver: Any, loopback_allowed: None, tenant_seen: dict[str, list[Any]]
+) -> None:
+    receiver.respond = lambda n: (500, {}, b"no") if n < 2 else (200, {}, b"ok")
+    WebhookEndpoint.objects.create(url=receiver.url, event="e", secret="s")
+    with as_tenant(2):
+        [delivery_id] = WebhookManager().fire_sync("e", {})
+    assert worker.wait_done(delivery_id) == ["retry", "retry", "delivered"]
+    # The worker thread never entered tenant 2 itself: it came in the message headers,
+    # and the retries published from the worker carried it on.
+    assert tenant_seen[delivery_id] == [2, 2, 2]
+
+
+def test_a_webhook_fired_with_no_tenant_is_delivered_with_none_after_a_tenant_job(
+    worker: Runs, receiver: Any, loopback_allowed: None, tenant_seen: dict[str, list[Any]]
+) -> None:
+    WebhookEndpoint.objects.create(url=receiver.url, event="e", secret="s")
+    with as_tenant(2):
+        [tenant_id] = WebhookManager().fire_sync("e", {"n": 1})
+    with as_tenant(None):
+        [plain_id] = WebhookManager().fire_sync("e", {"n": 2})
+    assert worker.wait_done(tenant_id) == ["delivered"]
+    assert worker.wait_done(plain_id) == ["delivered"]
+    assert tenant_seen == {tenant_id: [2], plain_id: [None]}
