@@ -439,8 +439,9 @@ def test_tenant_command_passes_the_other_commands_own_options_through(
 
 @pytest.mark.django_db(transaction=True)
 def test_tenant_commands_run_from_the_command_line_under_the_tenant_option(
-    two_tenants: dict[str, Any], capsys: pytest.CaptureFixture[str]
+    two_tenants: dict[str, Any], demo_stack: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """The command line runs the system checks first: with the demo's full middleware."""
     ReportCommand().run_from_argv(["manage.py", "report", "--tenant", str(B)])
     assert json.loads(capsys.readouterr().out)["titles"] == ["B-post"]
     ManagementUtility(
