@@ -93,6 +93,13 @@ def deliver_once(
         )
     except UnsafeWebhookUrlError as exc:
         return result(False, None, f"UnsafeWebhookUrlError: {exc}", retry=False)
+    except (
+        requests.exceptions.InvalidURL,
+        requests.exceptions.InvalidSchema,
+        requests.exceptions.MissingSchema,
+    ) as exc:
+        # A URL the HTTP client cannot even parse will not parse any better later.
+        return result(False, None, f"UnsafeWebhookUrlError: not a valid URL ({exc})", retry=False)
     except requests.RequestException as exc:
         return result(False, None, f"{type(exc).__name__}: {exc}")
     try:

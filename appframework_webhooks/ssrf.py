@@ -103,12 +103,42 @@ def _allowed_networks() -> list[Any]:
     return networks
 
 
+_EMBEDDING_V4 = (
+    (ipaddress.ip_network("64:ff9b::/96"), 0),  # NAT64: the last 32 bits
+    (ipaddress.ip_network("64:ff9b:1::/48"), 0),  # local-use NAT64
+    (ipaddress.ip_network("::/96"), 0),  # IPv4-compatible (deprecated)
+    (ipaddress.ip_network("2002::/16"), 80),  # 6to4: bits 16-48
+)
+
+
+def _embedded_v4(address: IPAddress) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 translation form carries (NAT64, 6to4, compatible)."""
+    if not isinstance(address, ipaddress.IPv6Address):
+        return None
+    for network, shift in _EMBEDDING_V4:
+        if address in network:
+            return ipaddress.IPv4Address((int(address) >> shift) & 0xFFFFFFFF)
+    return None
+
+
+def _never_allowed(address: IPAddress) -> bool:
+    """The cloud metadata service's ranges, also when carried inside an IPv6 form."""
+    for candidate in (address, _embedded_v4(address)):
+        if candidate is not None and any(
+            candidate in network
+            for network in _ALWAYS_BLOCKED
+            if network.version == candidate.version
+        ):
+            return True
+    return False
+
+
 def _address_allowed(value: Any, allowed: Iterable[Any]) -> bool:
     try:
         address = _address(value)
     except ValueError:
         return False
-    if any(address in network for network in _ALWAYS_BLOCKED if network.version == address.version):
+    if _never_allowed(address):
         return False
     if is_public_address(address):
         return True
@@ -147,10 +177,12 @@ def check_host(host: str, port: int) -> str:
     addresses = [str(info[4][0]) for info in infos]
     if not addresses:
         raise _unsafe("the host name does not resolve")
-    if blocking:
-        for address in addresses:
-            if not _address_allowed(address, allowed):
-                raise _unsafe("the host resolves to a non-public address")
+    for address in addresses:
+        if blocking and not _address_allowed(address, allowed):
+            raise _unsafe("the host resolves to a non-public address")
+        # Even with the guard switched off, the metadata service is never a receiver.
+        if not blocking and _never_allowed(_address(address)):
+            raise _unsafe("the host resolves to a link-local (metadata) address")
     return addresses[0]
 
 

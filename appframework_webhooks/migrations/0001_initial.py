@@ -5,50 +5,88 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='WebhookEndpoint',
+            name="WebhookEndpoint",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('url', models.CharField(max_length=2048, verbose_name='URL')),
-                ('event', models.CharField(db_index=True, max_length=255, verbose_name='event')),
-                ('secret', models.CharField(blank=True, max_length=255, null=True, verbose_name='secret')),
-                ('active', models.BooleanField(default=True, verbose_name='active')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("url", models.CharField(max_length=2048, verbose_name="URL")),
+                ("event", models.CharField(db_index=True, max_length=255, verbose_name="event")),
+                (
+                    "secret",
+                    models.CharField(blank=True, max_length=255, null=True, verbose_name="secret"),
+                ),
+                ("active", models.BooleanField(default=True, verbose_name="active")),
             ],
             options={
-                'verbose_name': 'webhook endpoint',
-                'db_table': 'webhook_endpoints',
-                'indexes': [models.Index(fields=['event', 'active'], name='webhook_event_active')],
+                "verbose_name": "webhook endpoint",
+                "db_table": "webhook_endpoints",
+                "indexes": [models.Index(fields=["event", "active"], name="webhook_event_active")],
             },
         ),
         migrations.CreateModel(
-            name='WebhookDelivery',
+            name="WebhookDelivery",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('event', models.CharField(max_length=255, verbose_name='event')),
-                ('status_code', models.IntegerField(blank=True, null=True, verbose_name='status code')),
-                ('success', models.BooleanField(default=False, verbose_name='success')),
-                ('error', models.CharField(blank=True, max_length=2000, null=True, verbose_name='error')),
-                ('delivery_id', models.CharField(db_index=True, default='', max_length=64, verbose_name='delivery id')),
-                ('attempt', models.PositiveSmallIntegerField(default=1, verbose_name='attempt')),
-                ('duration_ms', models.PositiveIntegerField(default=0, verbose_name='duration (ms)')),
-                ('request_body', models.TextField(blank=True, default='', verbose_name='request body')),
-                ('response_body', models.TextField(blank=True, default='', verbose_name='response body')),
-                ('final', models.BooleanField(default=False, verbose_name='final failure')),
-                ('created_at', models.DateTimeField(auto_now_add=True, verbose_name='created at')),
-                ('endpoint', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='deliveries', to='appframework_webhooks.webhookendpoint')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("event", models.CharField(max_length=255, verbose_name="event")),
+                (
+                    "status_code",
+                    models.IntegerField(blank=True, null=True, verbose_name="status code"),
+                ),
+                ("success", models.BooleanField(default=False, verbose_name="success")),
+                (
+                    "error",
+                    models.CharField(blank=True, max_length=2000, null=True, verbose_name="error"),
+                ),
+                (
+                    "delivery_id",
+                    models.CharField(
+                        db_index=True, default="", max_length=64, verbose_name="delivery id"
+                    ),
+                ),
+                ("attempt", models.PositiveSmallIntegerField(default=1, verbose_name="attempt")),
+                (
+                    "duration_ms",
+                    models.PositiveIntegerField(default=0, verbose_name="duration (ms)"),
+                ),
+                (
+                    "request_body",
+                    models.TextField(blank=True, default="", verbose_name="request body"),
+                ),
+                (
+                    "response_body",
+                    models.TextField(blank=True, default="", verbose_name="response body"),
+                ),
+                ("final", models.BooleanField(default=False, verbose_name="final failure")),
+                ("created_at", models.DateTimeField(auto_now_add=True, verbose_name="created at")),
+                (
+                    "endpoint",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="deliveries",
+                        to="appframework_webhooks.webhookendpoint",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'webhook delivery',
-                'verbose_name_plural': 'webhook deliveries',
-                'db_table': 'webhook_deliveries',
-                'ordering': ['-created_at', '-id'],
+                "verbose_name": "webhook delivery",
+                "verbose_name_plural": "webhook deliveries",
+                "db_table": "webhook_deliveries",
+                "ordering": ["-created_at", "-id"],
             },
         ),
     ]

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 REDIS_URL = "redis://127.0.0.1:6379/14"
 QUEUE = "appframework-webhooks-worker-tests"
 TASK_NAME = "appframework_webhooks.DeliverWebhookJob"
-TERMINAL = ("delivered", "failed", "skipped")
+MAIN_THREAD = threading.main_thread()
 
 
 def redis_client() -> redis.Redis:
@@ -46,7 +46,7 @@ def redis_client() -> redis.Redis:
 
 class Runs:
     """Every DeliverWebhookJob run the worker finished: (delivery id, outcome), the
-    outcome being the job's return value or "retry"."""
+    outcome being the job's return value or "retry" (flagged when it ran inline)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -67,6 +67,8 @@ class Runs:
         # in-memory SQLite database ignores the close, as it must).
         connection.close()
         outcome = "retry" if state == "RETRY" else str(retval)
+        if getattr(task.request, "is_eager", False) or threading.current_thread() is MAIN_THREAD:
+            outcome = f"inline, not in the worker: {outcome}"  # matches no expectation
         with self.lock:
             self.items.append((str(args[3]), outcome))
 
@@ -79,7 +81,7 @@ class Runs:
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             outcomes = self.of(delivery_id)
-            if outcomes and outcomes[-1] in TERMINAL:
+            if outcomes and outcomes[-1] != "retry":
                 return outcomes
             time.sleep(0.02)
         return self.of(delivery_id)

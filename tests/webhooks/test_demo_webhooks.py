@@ -1,0 +1,527 @@
+"""The demo's webhook tour: /signup announces the new account as ``user.registered``,
+the demo's own receiver (/webhooks/receiver) checks both signatures and records what
+arrived, /webhooks shows endpoints, deliveries and receipts (never a secret), the
+landing page points there, and ``seed_demo`` wires the endpoint once.
+
+Deliveries leave when the signup's transaction commits (eager Celery: inline), and a
+job runs under the tenant that fired it, even when the commit happens outside it."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable, Iterator
+from io import StringIO
+from typing import Any
+
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+from django.db import connection, transaction
+from django.test import Client, override_settings
+
+from appframework.events import user_registered
+from appframework_tenancy import as_tenant, current_tenant_id
+from appframework_webhooks import WebhookDelivery, WebhookEndpoint, verify_signature
+from appframework_webhooks import tasks as webhook_tasks
+from appframework_webhooks.delivery import AttemptResult, webhook_headers
+from appframework_webhooks.manager import FAN_OUT_THRESHOLD, WebhookManager
+from testproject.blog.models import ReceivedWebhook, User
+
+from .conftest import webhook_settings
+
+COOKIE = "csrf_token"
+HTML = {"HTTP_ACCEPT": "text/html,application/xhtml+xml"}
+GOOD_PASSWORD = "Velvet-orbit-Marmalade-93"
+EVENT = "user.registered"
+
+
+def _secret() -> str:
+    return str(settings.DEMO_WEBHOOK_SECRET)
+
+
+def _signup(client: Client, email: str, password: str = GOOD_PASSWORD, **extra: Any) -> Any:
+    """Show the form (which sets the CSRF cookie), then post it with the token."""
+    form = client.get("/signup", **HTML)
+    assert form.status_code == 200
+    token = client.cookies[COOKIE].value
+    return client.post(
+        "/signup", {"email": email, "password": password, "_token": token}, **HTML, **extra
+    )
+
+
+def _post_to_receiver(client: Client, body: bytes, headers: dict[str, str]) -> Any:
+    sent = {k: v for k, v in headers.items() if k.lower() != "content-type"}
+    return client.post(
+        "/webhooks/receiver", data=body, content_type="application/json", headers=sent
+    )
+
+
+def _signed(body: bytes, *, secret: str | None = None, timestamp: int | None = None) -> dict:
+    return webhook_headers(
+        EVENT,
+        body,
+        _secret() if secret is None else secret,
+        "a1b2c3d4e5f60718293a4b5c6d7e8f90",
+        int(time.time()) if timestamp is None else timestamp,
+    )
+
+
+@pytest.fixture
+def demo_endpoint_on_live_server(live_server: Any) -> Iterator[WebhookEndpoint]:
+    """``seed_demo``'s endpoint pointed at a real server running the demo (its address
+    as 127.0.0.1, which the guard is told to allow)."""
+    base = f"http://127.0.0.1:{live_server.thread.port}"
+    with (
+        override_settings(DEMO_BASE_URL=base),
+        webhook_settings(
+            ALLOWED_NETWORKS=["127.0.0.0/8"],
+            BACKOFF_BASE=0.01,
+            BACKOFF_CAP=0.05,
+            CONNECT_TIMEOUT=2.0,
+            READ_TIMEOUT=5.0,
+            DEADLINE=8.0,
+        ),
+    ):
+        call_command("seed_demo", stdout=StringIO())
+        yield WebhookEndpoint.objects.get(event=EVENT)
+
+
+# -- (1) signup → delivery → the demo's receiver → /webhooks --------------------------------------
+@pytest.mark.django_db(transaction=True)
+def test_signup_delivers_a_signed_user_registered_webhook_to_the_demo_receiver(
+    demo_endpoint_on_live_server: WebhookEndpoint,
+) -> None:
+    endpoint = demo_endpoint_on_live_server
+    assert endpoint.url.endswith("/webhooks/receiver") and endpoint.secret == _secret()
+    client = Client(enforce_csrf_checks=True)
+
+    response = _signup(client, "newcomer@example.com")
+
+    assert response.status_code == 302 and response["Location"] == "/webhooks"
+    user = User.objects.get(email="newcomer@example.com")
+    received = ReceivedWebhook.objects.get()
+    assert received.event == EVENT
+    assert received.signature_valid is True
+    assert received.replay_proof_valid is True
+    assert json.loads(received.body) == {"event": EVENT, "data": {"user_id": user.pk}}
+    delivery = WebhookDelivery.objects.get()
+    assert delivery.success and delivery.status_code == 204 and delivery.attempt == 1
+    assert delivery.endpoint_id == endpoint.pk and delivery.event == EVENT
+    assert delivery.delivery_id == received.webhook_id
+    assert json.loads(delivery.request_body) == {"event": EVENT, "data": {"user_id": user.pk}}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_webhooks_page_shows_the_delivery_and_the_receipt_but_never_the_secret(
+    demo_endpoint_on_live_server: WebhookEndpoint,
+) -> None:
+    client = Client(enforce_csrf_checks=True)
+    _signup(client, "watcher@example.com")
+    received = ReceivedWebhook.objects.get()
+
+    page = client.get("/webhooks", **HTML)
+
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert demo_endpoint_on_live_server.url in html and "(signed)" in html
+    log = html.split("<h3>Delivery log", 1)[1].split("<h3>Received", 1)[0]
+    assert f"<td>{EVENT}</td>" in log and "<td>204</td>" in log and "delivered" in log
+    receipts = html.split("<h3>Received", 1)[1]
+    assert f"<code>{EVENT}</code> id {received.webhook_id}" in receipts
+    assert "signature valid, timestamp fresh" in receipts
+    assert _secret() not in html
+    assert 'href="/signup"' in html and 'href="/admin/' in html
+
+
+# -- (2) the receiver ----------------------------------------------------------------------------
+@pytest.mark.django_db
+def test_receiver_accepts_a_request_signed_like_a_delivery() -> None:
+    body = b'{"event":"user.registered","data":{"user_id":41}}'
+    headers = _signed(body)
+
+    response = _post_to_receiver(Client(enforce_csrf_checks=True), body, headers)
+
+    assert response.status_code == 204
+    row = ReceivedWebhook.objects.get()
+    assert row.signature_valid and row.replay_proof_valid
+    assert row.event == EVENT and row.webhook_id == headers["X-Webhook-Id"]
+    assert row.body == body.decode()
+
+
+@pytest.mark.django_db
+def test_receiver_refuses_a_wrong_signature_with_401() -> None:
+    body = b'{"event":"user.registered","data":{"user_id":41}}'
+    headers = _signed(body, secret="not-the-demo-secret")
+    assert verify_signature("not-the-demo-secret", body, headers["X-Webhook-Signature"])
+
+    response = _post_to_receiver(Client(), body, headers)
+
+    assert response.status_code == 401
+    row = ReceivedWebhook.objects.get()
+    assert row.signature_valid is False and row.replay_proof_valid is False
+    assert row.event == EVENT
+
+
+@pytest.mark.django_db
+def test_receiver_refuses_a_body_changed_after_signing_with_401() -> None:
+    body = b'{"event":"user.registered","data":{"user_id":41}}'
+    headers = _signed(body)
+    tampered = b'{"event":"user.registered","data":{"user_id":1}}'
+
+    response = _post_to_receiver(Client(), tampered, headers)
+
+    assert response.status_code == 401
+    row = ReceivedWebhook.objects.get()
+    assert row.signature_valid is False and row.replay_proof_valid is False
+
+
+@pytest.mark.django_db
+def test_receiver_refuses_a_request_without_signature_with_401() -> None:
+    body = b'{"event":"user.registered","data":{"user_id":41}}'
+    headers = webhook_headers(EVENT, body, None, "f" * 32, int(time.time()))
+    assert "X-Webhook-Signature" not in headers
+
+    response = _post_to_receiver(Client(), body, headers)
+
+    assert response.status_code == 401
+    row = ReceivedWebhook.objects.get()
+    assert row.signature_valid is False and row.replay_proof_valid is False
+
+
+@pytest.mark.django_db
+def test_receiver_refuses_a_replayed_request_with_a_stale_timestamp_with_401() -> None:
+    body = b'{"event":"user.registered","data":{"user_id":41}}'
+    headers = _signed(body, timestamp=int(time.time()) - 3600)
+
+    response = _post_to_receiver(Client(), body, headers)
+
+    assert response.status_code == 401
+    row = ReceivedWebhook.objects.get()
+    # The body signature alone still matches: only the replay-proof check catches it.
+    assert row.signature_valid is True
+    assert row.replay_proof_valid is False
+
+
+@pytest.mark.django_db
+def test_receiver_answers_only_post() -> None:
+    assert Client().get("/webhooks/receiver", **HTML).status_code == 405
+    assert not ReceivedWebhook.objects.exists()
+
+
+# -- (3) signup validation -----------------------------------------------------------------------
+@pytest.fixture
+def sent(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """Every delivery attempt DeliverWebhookJob makes (url, body, secret, tenant current
+    while it runs), answered as delivered without any network."""
+    attempts: list[dict[str, Any]] = []
+
+    def recording(
+        url: str, event: str, body: bytes, secret: str | None, delivery_id: str
+    ) -> AttemptResult:
+        attempts.append(
+            {
+                "url": url,
+                "event": event,
+                "body": body,
+                "secret": secret,
+                "tenant": current_tenant_id(),
+            }
+        )
+        return AttemptResult(True, 200, None, 1, "", True)
+
+    monkeypatch.setattr(webhook_tasks, "deliver_once", recording)
+    return attempts
+
+
+@pytest.fixture
+def watched_endpoint(db: Any) -> WebhookEndpoint:
+    """A user.registered endpoint: any delivery to it would be recorded by ``sent``."""
+    return WebhookEndpoint.objects.create(
+        url="https://hooks.example.com/in", event=EVENT, secret=_secret()
+    )
+
+
+def _nothing_sent(sent: list[dict[str, Any]]) -> None:
+    assert sent == []
+    assert not WebhookDelivery.objects.exists()
+
+
+@pytest.mark.django_db
+def test_signup_form_is_shown_with_a_csrf_token() -> None:
+    response = Client(enforce_csrf_checks=True).get("/signup", **HTML)
+    assert response.status_code == 200
+    assert response.cookies[COOKIE].value
+    assert re.search(
+        r'name="(?:_token|csrfmiddlewaretoken)" value="[^"]+"', response.content.decode()
+    )
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("email", ["not-an-email", "", "two@@example.com"])
+def test_signup_with_an_invalid_email_is_a_422_creating_nobody_and_sending_nothing(
+    email: str,
+    sent: list[dict[str, Any]],
+    watched_endpoint: WebhookEndpoint,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True) as queued:
+        response = _signup(Client(enforce_csrf_checks=True), email)
+
+    assert response.status_code == 422
+    assert "Enter a valid email address." in response.content.decode()
+    assert not User.objects.exists()
+    assert queued == []
+    _nothing_sent(sent)
+
+
+@pytest.mark.django_db
+def test_signup_with_an_existing_email_is_a_422_creating_nobody_and_sending_nothing(
+    user: Any,
+    sent: list[dict[str, Any]],
+    watched_endpoint: WebhookEndpoint,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True) as queued:
+        response = _signup(Client(enforce_csrf_checks=True), user.email.upper())
+
+    assert response.status_code == 422
+    assert "An account with this email exists." in response.content.decode()
+    assert list(User.objects.values_list("pk", flat=True)) == [user.pk]
+    assert queued == []
+    _nothing_sent(sent)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("weak", ["123", "12345678", "password", "weak.signup"])
+def test_signup_with_a_weak_password_is_a_422_creating_nobody_and_sending_nothing(
+    weak: str,
+    sent: list[dict[str, Any]],
+    watched_endpoint: WebhookEndpoint,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True) as queued:
+        response = _signup(Client(enforce_csrf_checks=True), "weak.signup@example.com", weak)
+
+    assert response.status_code == 422
+    html = response.content.decode()
+    assert 'class="error"' in html
+    assert 'value="weak.signup@example.com"' in html  # the email comes back
+    assert '<input name="password" type="password" required>' in html  # the password never
+    assert f'value="{weak}"' not in html
+    assert not User.objects.exists()
+    assert queued == []
+    _nothing_sent(sent)
+
+
+@pytest.mark.django_db
+def test_signup_without_a_csrf_token_is_a_403_creating_nobody_and_sending_nothing(
+    sent: list[dict[str, Any]],
+    watched_endpoint: WebhookEndpoint,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    client = Client(enforce_csrf_checks=True)
+    fields = {"email": "forged@example.com", "password": GOOD_PASSWORD}
+    with django_capture_on_commit_callbacks(execute=True) as queued:
+        # No cookie, no token: a cross-site form post.
+        bare = client.post("/signup", fields, **HTML)
+        # The cookie from showing the form, but no token echoed in the post.
+        client.get("/signup", **HTML)
+        tokenless = client.post("/signup", fields, **HTML)
+        # A token that is not the cookie's.
+        forged = client.post("/signup", {**fields, "_token": "x" * 43}, **HTML)
+
+    assert bare.status_code == 403
+    assert tokenless.status_code == 403
+    assert forged.status_code == 403
+    assert not User.objects.exists()
+    assert queued == []
+    _nothing_sent(sent)
+
+
+@pytest.mark.django_db
+def test_a_valid_signup_is_delivered_to_the_watched_endpoint(
+    sent: list[dict[str, Any]],
+    watched_endpoint: WebhookEndpoint,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """The counterpart of the refused signups above: the same set-up does deliver."""
+    with django_capture_on_commit_callbacks(execute=True) as queued:
+        response = _signup(Client(enforce_csrf_checks=True), "counterpart@example.com")
+
+    assert response.status_code == 302 and response["Location"] == "/webhooks"
+    user = User.objects.get(email="counterpart@example.com")
+    assert len(queued) == 1
+    assert [(a["url"], a["event"], a["secret"]) for a in sent] == [
+        (watched_endpoint.url, EVENT, _secret())
+    ]
+    assert json.loads(sent[0]["body"]) == {"event": EVENT, "data": {"user_id": user.pk}}
+    assert WebhookDelivery.objects.get().success
+
+
+# -- (4) rolled-back registrations ---------------------------------------------------------------
+@pytest.mark.django_db(transaction=True)
+def test_user_registered_sent_in_a_rolled_back_transaction_sends_nothing(
+    sent: list[dict[str, Any]], watched_endpoint: WebhookEndpoint
+) -> None:
+    with pytest.raises(RuntimeError), transaction.atomic():
+        user = User.objects.create_user("rolled.back@example.com", GOOD_PASSWORD)
+        user_registered.send(sender=User, user=user, request=None)
+        raise RuntimeError("the registration fails after the event")
+
+    assert not User.objects.exists()
+    _nothing_sent(sent)
+    # The same event, committed this time, is delivered: the rollback is what stopped it.
+    with transaction.atomic():
+        user = User.objects.create_user("committed@example.com", GOOD_PASSWORD)
+        user_registered.send(sender=User, user=user, request=None)
+    assert [json.loads(a["body"]) for a in sent] == [{"event": EVENT, "data": {"user_id": user.pk}}]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_signup_failing_inside_its_transaction_sends_nothing(
+    sent: list[dict[str, Any]], watched_endpoint: WebhookEndpoint
+) -> None:
+    """Another listener of ``user_registered`` fails after the webhook one queued its
+    delivery: the signup's transaction rolls back, and the delivery goes with it."""
+
+    queued_before_failing: list[int] = []
+
+    def failing_listener(sender: Any, user: Any, **kwargs: Any) -> None:
+        queued_before_failing.append(len(connection.run_on_commit))
+        raise RuntimeError("welcome mail failed")
+
+    user_registered.connect(failing_listener, dispatch_uid="test-demo-failing-listener")
+    try:
+        client = Client(enforce_csrf_checks=True, raise_request_exception=False)
+        response = _signup(client, "half.done@example.com")
+    finally:
+        user_registered.disconnect(dispatch_uid="test-demo-failing-listener")
+
+    assert response.status_code == 500
+    assert queued_before_failing == [1]  # the webhook listener had queued its delivery
+    assert not User.objects.exists()
+    _nothing_sent(sent)
+
+
+# -- (5) the landing page and seed_demo ----------------------------------------------------------
+@pytest.mark.django_db
+def test_landing_page_links_webhooks_and_signup_saying_what_to_watch_for() -> None:
+    html = Client().get("/", **HTML).content.decode()
+
+    items = [li for li in re.findall(r"<li>.*?</li>", html, re.S) if 'href="/webhooks"' in li]
+    assert len(items) == 1, html
+    item = items[0]
+    assert 'href="/signup"' in item
+    assert "user.registered" in item
+    assert "receiver" in item and "signed" in item
+
+
+@pytest.mark.django_db
+def test_seed_demo_creates_the_user_registered_endpoint_once() -> None:
+    with override_settings(DEMO_BASE_URL="http://demo.example.test:8123/"):
+        call_command("seed_demo", stdout=StringIO())
+        call_command("seed_demo", stdout=StringIO())
+
+    endpoint = WebhookEndpoint.objects.get()
+    assert endpoint.event == EVENT
+    assert endpoint.url == "http://demo.example.test:8123/webhooks/receiver"
+    assert endpoint.secret == _secret()
+    assert endpoint.active is True
+
+
+@pytest.mark.django_db
+def test_seed_demo_restores_the_endpoint_secret_and_reactivates_it() -> None:
+    with override_settings(DEMO_BASE_URL="http://demo.example.test:8123"):
+        call_command("seed_demo", stdout=StringIO())
+        WebhookEndpoint.objects.update(secret="changed", active=False)
+        call_command("seed_demo", stdout=StringIO())
+
+    endpoint = WebhookEndpoint.objects.get()
+    assert endpoint.secret == _secret() and endpoint.active is True
+
+
+# -- (6) tenancy: a job runs under the tenant that fired it --------------------------------------
+@pytest.mark.django_db(transaction=True)
+def test_webhook_fired_under_a_tenant_is_delivered_under_that_tenant(
+    sent: list[dict[str, Any]],
+) -> None:
+    WebhookEndpoint.objects.create(url="https://hooks.example.com/in", event="order.paid")
+    assert current_tenant_id() == 1
+
+    with as_tenant(2):
+        WebhookManager().fire_sync("order.paid", {"id": 1})
+
+    assert [a["tenant"] for a in sent] == [2]
+    assert current_tenant_id() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_webhook_fired_under_a_tenant_and_committed_after_leaving_it_keeps_the_tenant(
+    receiver: Any, loopback_allowed: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real delivery, wrapped: the job published at the commit (under tenant 1)
+    still runs under tenant 2, the tenant current when the webhook was fired."""
+    seen: list[Any] = []
+    real: Callable[..., AttemptResult] = webhook_tasks.deliver_once
+
+    def recording(*args: Any, **kwargs: Any) -> AttemptResult:
+        seen.append(current_tenant_id())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(webhook_tasks, "deliver_once", recording)
+    WebhookEndpoint.objects.create(url=receiver.url, event="order.paid", secret="s")
+
+    with transaction.atomic():
+        with as_tenant(2):
+            WebhookManager().fire_sync("order.paid", {"id": 1})
+        assert current_tenant_id() == 1
+        assert seen == []
+
+    assert seen == [2]
+    assert len(receiver.wait_for(1)) == 1
+    assert WebhookDelivery.objects.get().success
+
+
+@pytest.mark.django_db(transaction=True)
+def test_webhooks_fired_under_two_tenants_in_one_transaction_keep_their_own(
+    sent: list[dict[str, Any]],
+) -> None:
+    WebhookEndpoint.objects.create(url="https://hooks.example.com/in", event="order.paid")
+
+    with transaction.atomic():
+        with as_tenant(2):
+            WebhookManager().fire_sync("order.paid", {"id": 2})
+        WebhookManager().fire_sync("order.paid", {"id": 1})
+
+    assert [(json.loads(a["body"])["data"]["id"], a["tenant"]) for a in sent] == [(2, 2), (1, 1)]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_user_registered_under_a_tenant_is_delivered_under_that_tenant(
+    sent: list[dict[str, Any]], watched_endpoint: WebhookEndpoint
+) -> None:
+    with transaction.atomic(), as_tenant(2):
+        user = User.objects.create_user("tenant.two@example.com", GOOD_PASSWORD)
+        user_registered.send(sender=User, user=user, request=None)
+
+    assert [a["tenant"] for a in sent] == [2]
+    assert json.loads(sent[0]["body"]) == {"event": EVENT, "data": {"user_id": user.pk}}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_fan_out_fired_under_a_tenant_delivers_every_job_under_that_tenant(
+    sent: list[dict[str, Any]],
+) -> None:
+    count = FAN_OUT_THRESHOLD + 2
+    WebhookEndpoint.objects.bulk_create(
+        WebhookEndpoint(url=f"https://hooks{n}.example.com/in", event="order.paid", secret="s")
+        for n in range(count)
+    )
+
+    with transaction.atomic(), as_tenant(2):
+        WebhookManager().fire_sync("order.paid", {"id": 1})
+
+    assert [a["tenant"] for a in sent] == [2] * count
+    assert WebhookDelivery.objects.filter(success=True).count() == count
