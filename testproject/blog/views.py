@@ -226,6 +226,9 @@ def _demo_webhook_secret() -> str:
     return str(getattr(settings, "DEMO_WEBHOOK_SECRET", ""))
 
 
+KEEP_RECEIVED = 100
+
+
 @csrf_exempt
 @require_POST
 def webhook_receiver(request: HttpRequest) -> HttpResponse:
@@ -251,6 +254,9 @@ def webhook_receiver(request: HttpRequest) -> HttpResponse:
         replay_proof_valid=fresh,
         body=body.decode("utf-8", "replace")[:10_000],
     )
+    # Anyone can post here (that is the point of a receiver): keep only the latest rows.
+    stale = ReceivedWebhook.objects.values_list("pk", flat=True)[KEEP_RECEIVED:]
+    ReceivedWebhook.objects.filter(pk__in=list(stale)).delete()
     return HttpResponse(status=204 if signed and fresh else 401)
 
 

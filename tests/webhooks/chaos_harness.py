@@ -3,17 +3,19 @@
 A real ``celery worker`` (prefork, two processes) consumes DeliverWebhookJob from Redis
 and posts to a flaky receiver running in this process (some answers 500, some too slow
 for the read timeout). The whole worker, parent and children, is SIGKILLed mid-run and
-started again. Once the queue and Redis' unacknowledged set are empty and every delivery
+started again, and between those kills one pool process alone is SIGKILLed (the parent
+sees a lost worker and must re-queue its job). Once the queue and Redis' unacknowledged set are empty and every delivery
 has a success or a final row, the summary says what happened:
 
 * ``lost``: deliveries with neither a success row nor a final row (must be none);
 * ``max_attempt_number`` / ``over_attempt_limit``: attempt numbers per delivery;
 * ``duplicate_rows`` / ``duplicate_2xx``: repeats caused by the kills (at-least-once);
 * ``unlogged_hits``: receiver hits minus log rows (an attempt cut off between the POST
-  and its row), at most kills x concurrency;
+  and its row), at most kills x concurrency + child kills;
 * ``bad_signatures``: hits whose v1 or v2 signature did not verify.
 
     python tests/webhooks/chaos_harness.py [--events 60] [--endpoints 4] [--kills 2]
+                                           [--child-kills 1]
 
 Uses tests/webhooks/worker_settings.py (a SQLite file database in a temporary directory,
 or ``--database-url postgres://...``, where it creates and drops a scratch database) and
@@ -187,6 +189,24 @@ class Worker:
             os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait(10)
 
+    def kill_child(self) -> int | None:
+        """SIGKILL to one pool process (the first child found); its pid, or None."""
+        assert self.process is not None
+        parent = self.process.pid
+        for entry in sorted(Path("/proc").iterdir(), key=lambda p: p.name):
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            # "pid (comm) state ppid ...": comm may hold spaces, so split after its ")".
+            if int(stat.rsplit(")", 1)[1].split()[1]) == parent:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(int(entry.name), signal.SIGKILL)
+                    return int(entry.name)
+        return None
+
     def stop(self) -> int | None:
         if self.process is None:
             return None
@@ -323,7 +343,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ids = set(delivery_ids)
         assert len(ids) == len(delivery_ids)
         connection.close()
-        say(f"{len(ids)} deliveries queued ({args.kills} kills planned)")
+        plan: list[str] = []
+        for k in range(max(args.kills, args.child_kills)):
+            plan += ["group"] * (k < args.kills) + ["child"] * (k < args.child_kills)
+        say(f"{len(ids)} deliveries queued; kills planned: {plan}")
 
         env = {
             **os.environ,
@@ -337,22 +360,28 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
         # Kill when the receiver has seen given shares of the expected first attempts.
         thresholds = [
-            int(len(ids) * (k + 1) * args.kill_span / (args.kills + 1)) for k in range(args.kills)
+            int(len(ids) * (k + 1) * args.kill_span / (len(plan) + 1)) for k in range(len(plan))
         ]
-        kills = 0
+        step = kills = child_kills = 0
         deadline = started + args.deadline
         drained_at: float | None = None
         while time.monotonic() < deadline:
             if worker.process is not None and worker.process.poll() is not None:
                 say(f"worker exited by itself ({worker.process.returncode}); restarting")
                 worker.start()
-            if kills < len(thresholds) and receiver.count() >= thresholds[kills]:
-                worker.kill()
-                kills += 1
-                say(f"SIGKILL {kills} at {receiver.count()} hits")
-                time.sleep(args.restart_delay)
-                worker.start()
-            if kills == len(thresholds):
+            if step < len(plan) and receiver.count() >= thresholds[step]:
+                if plan[step] == "group":
+                    worker.kill()
+                    kills += 1
+                    say(f"SIGKILL to the worker's group at {receiver.count()} hits")
+                    time.sleep(args.restart_delay)
+                    worker.start()
+                else:
+                    child = worker.kill_child()
+                    child_kills += child is not None
+                    say(f"SIGKILL to pool process {child} at {receiver.count()} hits")
+                step += 1
+            if step == len(plan):
                 waiting, unacked = queue_depth(client)
                 if waiting == 0 and unacked == 0 and terminal_ids(ids) == ids:
                     connection.close()
@@ -380,6 +409,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             rows=rows,
             hits=hits,
             kills=kills,
+            child_kills=child_kills,
             args=args,
             drained=drained_at is not None,
             waiting=waiting,
@@ -410,6 +440,7 @@ def summarize(
     rows: list[tuple[str, int, bool, bool]],
     hits: list[dict[str, Any]],
     kills: int,
+    child_kills: int,
     args: argparse.Namespace,
     drained: bool,
     waiting: int,
@@ -449,6 +480,10 @@ def summarize(
         "lost": len(lost),
         "lost_ids": lost[:20],
         "kills": kills,
+        "child_kills": child_kills,
+        "worker_lost_errors": log.read_text(errors="replace").count("WorkerLostError")
+        if log.exists()
+        else 0,
         "worker_starts": worker_starts,
         "receiver_hits": len(tick_hits),
         "attempt_rows": sum(len(by_id[i]) for i in ids),
@@ -500,7 +535,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--dead-events", type=int, default=5, help="events to an endpoint that always fails"
     )
-    parser.add_argument("--kills", type=int, default=2)
+    parser.add_argument("--kills", type=int, default=2, help="SIGKILLs of the whole worker")
+    parser.add_argument(
+        "--child-kills", type=int, default=1, help="SIGKILLs of a single pool process"
+    )
     parser.add_argument(
         "--kill-span",
         type=float,

@@ -88,7 +88,7 @@ def demo_endpoint_on_live_server(live_server: Any) -> Iterator[WebhookEndpoint]:
         yield WebhookEndpoint.objects.get(event=EVENT)
 
 
-# -- (1) signup → delivery → the demo's receiver → /webhooks --------------------------------------
+# -- signup → delivery → the demo's receiver → /webhooks --------------------------------------
 @pytest.mark.django_db(transaction=True)
 def test_signup_delivers_a_signed_user_registered_webhook_to_the_demo_receiver(
     demo_endpoint_on_live_server: WebhookEndpoint,
@@ -135,7 +135,7 @@ def test_webhooks_page_shows_the_delivery_and_the_receipt_but_never_the_secret(
     assert 'href="/signup"' in html and 'href="/admin/' in html
 
 
-# -- (2) the receiver ----------------------------------------------------------------------------
+# -- the receiver ----------------------------------------------------------------------------
 @pytest.mark.django_db
 def test_receiver_accepts_a_request_signed_like_a_delivery() -> None:
     body = b'{"event":"user.registered","data":{"user_id":41}}'
@@ -210,7 +210,7 @@ def test_receiver_answers_only_post() -> None:
     assert not ReceivedWebhook.objects.exists()
 
 
-# -- (3) signup validation -----------------------------------------------------------------------
+# -- signup validation -----------------------------------------------------------------------
 @pytest.fixture
 def sent(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     """Every delivery attempt DeliverWebhookJob makes (url, body, secret, tenant current
@@ -360,7 +360,7 @@ def test_a_valid_signup_is_delivered_to_the_watched_endpoint(
     assert WebhookDelivery.objects.get().success
 
 
-# -- (4) rolled-back registrations ---------------------------------------------------------------
+# -- rolled-back registrations ---------------------------------------------------------------
 @pytest.mark.django_db(transaction=True)
 def test_user_registered_sent_in_a_rolled_back_transaction_sends_nothing(
     sent: list[dict[str, Any]], watched_endpoint: WebhookEndpoint
@@ -405,7 +405,7 @@ def test_a_signup_failing_inside_its_transaction_sends_nothing(
     _nothing_sent(sent)
 
 
-# -- (5) the landing page and seed_demo ----------------------------------------------------------
+# -- the landing page and seed_demo ----------------------------------------------------------
 @pytest.mark.django_db
 def test_landing_page_links_webhooks_and_signup_saying_what_to_watch_for() -> None:
     html = Client().get("/", **HTML).content.decode()
@@ -442,7 +442,7 @@ def test_seed_demo_restores_the_endpoint_secret_and_reactivates_it() -> None:
     assert endpoint.secret == _secret() and endpoint.active is True
 
 
-# -- (6) tenancy: a job runs under the tenant that fired it --------------------------------------
+# -- tenancy: a job runs under the tenant that fired it --------------------------------------
 @pytest.mark.django_db(transaction=True)
 def test_webhook_fired_under_a_tenant_is_delivered_under_that_tenant(
     sent: list[dict[str, Any]],
