@@ -49,7 +49,8 @@ def check_visibility_timeout(**kwargs: Any) -> list[checks.CheckMessage]:
     """W001: the longest retry wait must stay below the broker's visibility timeout."""
     conf = app_settings.WEBHOOKS
     try:
-        longest = float(conf.BACKOFF_CAP) * 1.2 + float(conf.DEADLINE)
+        # The longest wait, plus an attempt running into Celery's hard time limit.
+        longest = float(conf.BACKOFF_CAP) * 1.2 + float(conf.DEADLINE) + 30
     except (TypeError, ValueError):
         return []
     options = getattr(settings, "CELERY_BROKER_TRANSPORT_OPTIONS", None) or {}

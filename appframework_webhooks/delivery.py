@@ -65,6 +65,11 @@ def _clip(text: str) -> str:
     return text if len(text) <= ERROR_LIMIT else text[: ERROR_LIMIT - 1] + "…"
 
 
+def _printable(text: str) -> str:
+    # NUL cannot be stored in a PostgreSQL text column; the log must never fail.
+    return text.replace("\x00", "\ufffd")
+
+
 def deliver_once(
     url: str, event: str, body: bytes, secret: str | None, delivery_id: str
 ) -> AttemptResult:
@@ -76,7 +81,14 @@ def deliver_once(
         success: bool, status: int | None, error: str | None, text: str = "", retry: bool = True
     ) -> AttemptResult:
         elapsed = int((time.monotonic() - started) * 1000)
-        return AttemptResult(success, status, _clip(error) if error else None, elapsed, text, retry)
+        return AttemptResult(
+            success,
+            status,
+            _printable(_clip(error)) if error else None,
+            elapsed,
+            _printable(text),
+            retry,
+        )
 
     if not secret:
         logger.warning("Webhook %s to %s is sent unsigned: the endpoint has no secret.", event, url)

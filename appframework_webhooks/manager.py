@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
+import re
 import uuid
 from collections.abc import Mapping
 from typing import Any
@@ -33,6 +34,9 @@ logger = logging.getLogger("appframework.webhooks")
 #: Sent when a job could not be queued (``endpoint_id``, ``event``, ``delivery_id``,
 #: ``exception``): the failure is reported here and logged, never raised to the caller.
 webhook_queue_failed = Signal()
+
+# Visible ASCII, inner spaces allowed: a header value every HTTP client can send.
+_EVENT_NAME = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?")
 
 #: Above this many endpoints, fire() publishes one fan-out job instead of one per endpoint.
 FAN_OUT_THRESHOLD = 20
@@ -88,23 +92,28 @@ def _publish(event: str, body: str, jobs: list[tuple[int, str]]) -> None:
 def serialize(event_name: Any, data: Any) -> str:
     """The request body, ``{"event": ..., "data": ...}``, serialized once for every
     endpoint (each signature covers exactly these bytes)."""
-    if not isinstance(event_name, str) or not event_name.strip() or len(event_name) > 255:
+    if not isinstance(event_name, str) or not _EVENT_NAME.fullmatch(event_name):
         raise ValidationException(
-            "event_name: a non-empty string of at most 255 characters.", code="invalid_event"
+            "event_name: 1 to 255 visible ASCII characters (it travels in the "
+            "X-Webhook-Event header), spaces only inside.",
+            code="invalid_event",
         )
     if not isinstance(data, Mapping):
         raise ValidationException("data: a JSON object (a dict).", code="invalid_data")
     try:
-        return json.dumps(
+        body = json.dumps(
             {"event": event_name, "data": data},
             cls=DjangoJSONEncoder,
             separators=(",", ":"),
             ensure_ascii=False,
+            allow_nan=False,  # NaN/Infinity are not JSON: strict receivers reject them
         )
+        body.encode("utf-8")  # a lone surrogate would only fail inside the job
     except (TypeError, ValueError) as exc:
         raise ValidationException(
             f"data is not JSON-serializable: {exc}", code="invalid_data"
         ) from exc
+    return body
 
 
 class WebhookManager:

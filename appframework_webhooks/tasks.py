@@ -83,7 +83,17 @@ def DeliverWebhookJob(self: Any, endpoint_id: int, event: str, body: str, delive
         return "skipped"
     attempt = self.request.retries + 1
     max_attempts = max(1, int(app_settings.WEBHOOKS.MAX_ATTEMPTS))
-    outcome = deliver_once(endpoint.url, event, body.encode("utf-8"), endpoint.secret, delivery_id)
+    try:
+        outcome = deliver_once(
+            endpoint.url, event, body.encode("utf-8"), endpoint.secret, delivery_id
+        )
+    except Exception as exc:
+        # Whatever stopped the attempt (Celery's soft time limit on a receiver dripping
+        # its answer, an unexpected error) it is logged and retried like a failed one:
+        # a delivery never ends without a row saying why.
+        logger.exception("Webhook %s (%s) attempt %s raised.", event, delivery_id, attempt)
+        error = f"{type(exc).__name__}: {exc}"[:2000]
+        outcome = AttemptResult(False, None, error, 0, "", True)
     final = not outcome.success and (not outcome.retryable or attempt >= max_attempts)
     _log(endpoint, event, body, delivery_id, attempt, outcome, final)
     if outcome.success:

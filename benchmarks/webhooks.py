@@ -245,6 +245,25 @@ def session_cpu(sid: int) -> float:
     return total / _TICK
 
 
+def session_states(sid: int) -> list[str]:
+    """``pid state wchan`` of each live process of session ``sid``."""
+    states = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            if int(fields[3]) != sid:
+                continue
+            with open(f"/proc/{entry.name}/wchan") as f:
+                wchan = f.read().strip()
+        except OSError:
+            continue
+        states.append(f"  pid {entry.name} state {fields[0]} wchan {wchan}")
+    return states
+
+
 class Receiver:
     """webhooks_receiver.py in its own process; ``url``, ``count()``, ``reset()``."""
 
@@ -411,8 +430,9 @@ class Bench:
             if worker is not None:
                 worker.check_alive()
             if time.monotonic() > deadline:
-                tail = worker.log_tail() if worker is not None else ""
-                raise RuntimeError(f"timeout: {posts}/{target} POSTs after {timeout:.0f} s\n{tail}")
+                raise RuntimeError(
+                    f"timeout: {posts}/{target} POSTs after {timeout:.0f} s; {self.stuck(worker)}"
+                )
             time.sleep(0.02)
 
     def wait_noop(self, target: int, worker: Worker, timeout: float) -> float:
@@ -423,8 +443,19 @@ class Bench:
                 return float(self.redis.get(NOOP_LAST))
             worker.check_alive()
             if time.monotonic() > deadline:
-                raise RuntimeError(f"timeout: {done}/{target} no-op tasks\n{worker.log_tail()}")
+                raise RuntimeError(f"timeout: {done}/{target} no-op tasks; {self.stuck(worker)}")
             time.sleep(0.02)
+
+    def stuck(self, worker: Worker | None) -> str:
+        """What a stalled run leaves behind: the queue, the unacknowledged messages,
+        the state of the worker's processes and the end of its log."""
+        lines = [
+            f"queued {self.redis.llen(QUEUE)}, unacked {self.redis.hlen('unacked')}",
+        ]
+        if worker is not None and worker.proc is not None:
+            lines += session_states(worker.proc.pid)
+            lines.append(worker.log_tail())
+        return "\n".join(lines)
 
     def timeout(self, count: int) -> float:
         return 60.0 + count / 10.0
@@ -852,7 +883,8 @@ def main() -> int:
             with contextlib.suppress(Exception):
                 connection.close()
                 connection.creation.destroy_test_db(created_test_db, verbosity=0)
-        shutil.rmtree(tmpdir, ignore_errors=True)
+        if not os.environ.get("WEBHOOKS_BENCH_KEEP"):
+            shutil.rmtree(tmpdir, ignore_errors=True)
 
     return report(args, fan, profile, e2e, check)
 

@@ -12,7 +12,8 @@ has a success or a final row, the summary says what happened:
 * ``duplicate_rows`` / ``duplicate_2xx``: repeats caused by the kills (at-least-once);
 * ``unlogged_hits``: receiver hits minus log rows (an attempt cut off between the POST
   and its row), at most kills x concurrency + child kills;
-* ``bad_signatures``: hits whose v1 or v2 signature did not verify.
+* ``bad_signatures``: hits whose v1 or v2 signature did not verify (requests cut short
+  by a kill are counted apart, as ``truncated_requests``).
 
     python tests/webhooks/chaos_harness.py [--events 60] [--endpoints 4] [--kills 2]
                                            [--child-kills 1]
@@ -71,6 +72,7 @@ class FlakyReceiver:
         self.random = random.Random(seed)
         self.secrets: dict[str, str] = {}
         self.hits: list[dict[str, Any]] = []
+        self.truncated = 0
         self.lock = threading.Lock()
         self.server = QuietServer(("127.0.0.1", 0), self._handler())
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
@@ -97,6 +99,13 @@ class FlakyReceiver:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
+                if len(body) < length:
+                    # The sender died between its headers and the end of its body (a
+                    # kill): an incomplete request, never processed, not a delivery.
+                    with receiver.lock:
+                        receiver.truncated += 1
+                    self.close_connection = True
+                    return
                 secret = receiver.secrets.get(self.path)
                 v1 = secret is not None and verify_signature(
                     secret, body, self.headers.get("X-Webhook-Signature")
@@ -399,6 +408,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         )
         with receiver.lock:
             hits = list(receiver.hits)
+            truncated = receiver.truncated
         receiver.server.shutdown()
         receiver.server.server_close()
         waiting, unacked = queue_depth(client)
@@ -408,6 +418,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             dead=set(dead_ids),
             rows=rows,
             hits=hits,
+            truncated=truncated,
             kills=kills,
             child_kills=child_kills,
             args=args,
@@ -439,6 +450,7 @@ def summarize(
     dead: set[str],
     rows: list[tuple[str, int, bool, bool]],
     hits: list[dict[str, Any]],
+    truncated: int,
     kills: int,
     child_kills: int,
     args: argparse.Namespace,
@@ -481,7 +493,9 @@ def summarize(
         "lost_ids": lost[:20],
         "kills": kills,
         "child_kills": child_kills,
-        "worker_lost_errors": log.read_text(errors="replace").count("WorkerLostError")
+        "worker_lost_errors": log.read_text(errors="replace").count(
+            "Task handler raised error: WorkerLostError"
+        )
         if log.exists()
         else 0,
         "worker_starts": worker_starts,
@@ -509,6 +523,7 @@ def summarize(
         ),
         "success_without_2xx": len(success_without_2xx),
         "bad_signatures": sum(1 for h in hits if not h["sig_ok"]),
+        "truncated_requests": truncated,
         "disabled_endpoint_hits": sum(1 for h in hits if h["path"] == "/disabled"),
         "rolled_back_hits": sum(1 for h in hits if h["id"] in rolled_back),
         "rolled_back_rows": sum(len(by_id[i]) for i in rolled_back),

@@ -18,11 +18,12 @@ import json
 import logging
 import re
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
-from django.db import transaction
+from asgiref.sync import sync_to_async
+from django.db import connections, transaction
 from django.test import RequestFactory
 
 from appframework.exceptions import ValidationException
@@ -39,15 +40,37 @@ from appframework_webhooks import manager as manager_module
 from appframework_webhooks import tasks as webhook_tasks
 from appframework_webhooks.manager import FAN_OUT_THRESHOLD, WebhookManager, publish_jobs
 
-from .receiver import Receiver
+from .receiver import Receiver, running_receiver
 
 LOGGER = "appframework.webhooks"
 UUID_HEX = re.compile(r"^[0-9a-f]{32}$")
 
 
-def _endpoint(receiver: Receiver, path: str, event: str = "order.paid", **extra: Any) -> Any:
+NOWHERE = "https://hooks.example.com/hook"
+
+
+@pytest.fixture(scope="module")
+def _listener() -> Iterator[Receiver]:
+    yield from running_receiver()
+
+
+@pytest.fixture
+def receiver(_listener: Receiver) -> Receiver:
+    """One listener for the whole module (stopping one takes half a second), emptied
+    and reset to answering 200 at once before each test."""
+    with _listener.lock:
+        _listener.hits.clear()
+    _listener.respond = lambda n: (200, {}, b"ok")
+    _listener.delay = 0.0
+    return _listener
+
+
+def _endpoint(receiver: Receiver | None, path: str, event: str = "order.paid", **extra: Any) -> Any:
+    """An endpoint at ``<receiver>/<path>``; without a receiver, at an address that is
+    never contacted (the test stops before anything is sent)."""
     extra.setdefault("secret", f"secret-{path}")
-    return WebhookEndpoint.objects.create(url=f"{receiver.url}/{path}", event=event, **extra)
+    base = receiver.url if receiver is not None else NOWHERE
+    return WebhookEndpoint.objects.create(url=f"{base}/{path}", event=event, **extra)
 
 
 class DeliverSpy:
@@ -95,14 +118,11 @@ def queue_failures() -> Iterator[list[dict[str, Any]]]:
 
 
 @pytest.mark.django_db
-def test_fire_sync_runs_one_query_for_the_endpoints(
-    receiver: Receiver, django_assert_num_queries: Any
-) -> None:
+def test_fire_sync_runs_one_query_for_the_endpoints(django_assert_num_queries: Any) -> None:
     for path in ("a", "b", "c"):
-        _endpoint(receiver, path)
-    with transaction.atomic():
-        with django_assert_num_queries(1):
-            ids = WebhookManager().fire_sync("order.paid", {"id": 1})
+        _endpoint(None, path)
+    with transaction.atomic(), django_assert_num_queries(1):
+        ids = WebhookManager().fire_sync("order.paid", {"id": 1})
     assert len(ids) == 3
 
 
@@ -110,9 +130,8 @@ def test_fire_sync_runs_one_query_for_the_endpoints(
 def test_fire_sync_with_no_subscribed_endpoint_runs_one_query_and_queues_nothing(
     django_assert_num_queries: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
-    with django_capture_on_commit_callbacks() as callbacks:
-        with django_assert_num_queries(1):
-            assert WebhookManager().fire_sync("nobody.listens", {"id": 1}) == []
+    with django_capture_on_commit_callbacks() as callbacks, django_assert_num_queries(1):
+        assert WebhookManager().fire_sync("nobody.listens", {"id": 1}) == []
     assert callbacks == []
 
 
@@ -273,7 +292,7 @@ def test_nothing_is_sent_when_an_inner_savepoint_rolls_back(
         except RuntimeError:
             pass
         WebhookManager().fire_sync("order.paid", {"kept": True})
-    hits = receiver.wait_for(2, timeout=1.0)
+    hits = receiver.wait_for(2, timeout=0.3)
     assert [json.loads(hit.body)["data"] for hit in hits] == [{"kept": True}]
 
 
@@ -360,10 +379,10 @@ def test_more_than_twenty_endpoints_use_one_fan_out_job_and_all_are_delivered(
 
 @pytest.mark.django_db
 def test_twenty_endpoints_or_fewer_are_queued_one_job_each_without_fan_out(
-    receiver: Receiver, monkeypatch: Any, django_capture_on_commit_callbacks: Any
+    monkeypatch: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
     for i in range(FAN_OUT_THRESHOLD):
-        _endpoint(receiver, f"e{i}")
+        _endpoint(None, f"e{i}")
     fan_out_calls: list[Any] = []
     queued: list[Any] = []
     monkeypatch.setattr(
@@ -380,13 +399,12 @@ def test_twenty_endpoints_or_fewer_are_queued_one_job_each_without_fan_out(
 
 @pytest.mark.django_db
 def test_a_fan_out_that_cannot_be_queued_falls_back_to_one_job_per_endpoint(
-    receiver: Receiver,
     monkeypatch: Any,
     caplog: Any,
     django_capture_on_commit_callbacks: Any,
 ) -> None:
     for i in range(FAN_OUT_THRESHOLD + 1):
-        _endpoint(receiver, f"e{i}")
+        _endpoint(None, f"e{i}")
     queued: list[Any] = []
 
     def broken(*args: Any, **kwargs: Any) -> None:
@@ -477,14 +495,15 @@ def test_publish_jobs_counts_only_the_jobs_it_queued(
 )
 def test_a_bad_event_name_is_a_422_and_queues_nothing(
     event_name: Any,
-    receiver: Receiver,
     deliver_spy: DeliverSpy,
     django_capture_on_commit_callbacks: Any,
 ) -> None:
-    _endpoint(receiver, "a", event="x" * 255)
-    with django_capture_on_commit_callbacks(execute=True) as callbacks:
-        with pytest.raises(ValidationException) as info:
-            WebhookManager().fire_sync(event_name, {"id": 1})
+    _endpoint(None, "a", event="x" * 255)
+    with (
+        django_capture_on_commit_callbacks(execute=True) as callbacks,
+        pytest.raises(ValidationException) as info,
+    ):
+        WebhookManager().fire_sync(event_name, {"id": 1})
     assert info.value.status_code == 422
     assert callbacks == []
     assert deliver_spy.calls == []
@@ -492,9 +511,9 @@ def test_a_bad_event_name_is_a_422_and_queues_nothing(
 
 @pytest.mark.django_db
 def test_an_event_name_of_255_characters_is_accepted(
-    receiver: Receiver, django_capture_on_commit_callbacks: Any, monkeypatch: Any
+    django_capture_on_commit_callbacks: Any, monkeypatch: Any
 ) -> None:
-    _endpoint(receiver, "a", event="x" * 255)
+    _endpoint(None, "a", event="x" * 255)
     queued: list[Any] = []
     monkeypatch.setattr(
         webhook_tasks.DeliverWebhookJob, "apply_async", lambda *a, **k: queued.append(k)
@@ -512,14 +531,15 @@ def test_an_event_name_of_255_characters_is_accepted(
 )
 def test_data_that_is_not_a_dict_is_a_422_and_queues_nothing(
     data: Any,
-    receiver: Receiver,
     deliver_spy: DeliverSpy,
     django_capture_on_commit_callbacks: Any,
 ) -> None:
-    _endpoint(receiver, "a")
-    with django_capture_on_commit_callbacks(execute=True) as callbacks:
-        with pytest.raises(ValidationException) as info:
-            WebhookManager().fire_sync("order.paid", data)
+    _endpoint(None, "a")
+    with (
+        django_capture_on_commit_callbacks(execute=True) as callbacks,
+        pytest.raises(ValidationException) as info,
+    ):
+        WebhookManager().fire_sync("order.paid", data)
     assert info.value.status_code == 422
     assert callbacks == []
     assert deliver_spy.calls == []
@@ -539,14 +559,80 @@ def _circular() -> dict[str, Any]:
 )
 def test_unserializable_data_is_a_422_and_queues_nothing(
     data: Any,
-    receiver: Receiver,
     deliver_spy: DeliverSpy,
     django_capture_on_commit_callbacks: Any,
 ) -> None:
-    _endpoint(receiver, "a")
-    with django_capture_on_commit_callbacks(execute=True) as callbacks:
-        with pytest.raises(ValidationException) as info:
-            WebhookManager().fire_sync("order.paid", data)
+    _endpoint(None, "a")
+    with (
+        django_capture_on_commit_callbacks(execute=True) as callbacks,
+        pytest.raises(ValidationException) as info,
+    ):
+        WebhookManager().fire_sync("order.paid", data)
+    assert info.value.status_code == 422
+    assert callbacks == []
+    assert deliver_spy.calls == []
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "event_name",
+    ["注文.paid", "order\npaid", "order.paid\r\nX-Injected: 1"],
+    ids=["non-latin-1", "newline", "crlf"],
+)
+def test_an_event_name_that_cannot_be_an_http_header_value_is_a_422(
+    event_name: str, deliver_spy: DeliverSpy, django_capture_on_commit_callbacks: Any
+) -> None:
+    """The event name travels in ``X-Webhook-Event``: a name no HTTP header can carry
+    must be refused when fired, not accepted and then never delivered (a job that
+    crashes before any row, or five attempts failing on the same header error)."""
+    _endpoint(None, "a", event=event_name)
+    with (
+        django_capture_on_commit_callbacks(execute=True) as callbacks,
+        pytest.raises(ValidationException) as info,
+    ):
+        WebhookManager().fire_sync(event_name, {"id": 1})
+    assert info.value.status_code == 422
+    assert callbacks == []
+    assert deliver_spy.calls == []
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "data",
+    [{"text": "\ud800"}, {"nested": {"k\udfff": 1}}],
+    ids=["lone-surrogate-value", "lone-surrogate-key"],
+)
+def test_data_that_cannot_be_encoded_as_utf8_is_a_422(
+    data: dict[str, Any], deliver_spy: DeliverSpy, django_capture_on_commit_callbacks: Any
+) -> None:
+    """A lone surrogate (``json.loads('"\\\\ud800"')`` yields one) has no UTF-8 form:
+    the body could never be sent, so firing refuses it instead of queuing a job that
+    fails before its first attempt, leaving no row."""
+    _endpoint(None, "a")
+    with (
+        django_capture_on_commit_callbacks(execute=True) as callbacks,
+        pytest.raises(ValidationException) as info,
+    ):
+        WebhookManager().fire_sync("order.paid", data)
+    assert info.value.status_code == 422
+    assert callbacks == []
+    assert deliver_spy.calls == []
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "value", [float("nan"), float("inf"), float("-inf")], ids=["nan", "inf", "-inf"]
+)
+def test_non_finite_numbers_are_a_422_since_json_has_no_such_value(
+    value: float, deliver_spy: DeliverSpy, django_capture_on_commit_callbacks: Any
+) -> None:
+    """``NaN``/``Infinity`` are not JSON: a strict receiver's parser rejects the body."""
+    _endpoint(None, "a")
+    with (
+        django_capture_on_commit_callbacks(execute=True) as callbacks,
+        pytest.raises(ValidationException) as info,
+    ):
+        WebhookManager().fire_sync("order.paid", {"amount": value})
     assert info.value.status_code == 422
     assert callbacks == []
     assert deliver_spy.calls == []
@@ -566,9 +652,17 @@ def test_fire_webhook_validates_like_fire_sync(django_capture_on_commit_callback
 # -- async -----------------------------------------------------------------------------------------
 
 
+@pytest.fixture
+async def orm_thread() -> AsyncIterator[None]:
+    """Closes the connection the ORM's worker thread opened (the test database can only
+    be dropped once no session uses it)."""
+    yield
+    await sync_to_async(connections.close_all)()
+
+
 @pytest.mark.django_db(transaction=True)
 async def test_async_fire_queues_after_commit_and_delivers(
-    receiver: Receiver, loopback_allowed: None
+    receiver: Receiver, loopback_allowed: None, orm_thread: None
 ) -> None:
     endpoint = await WebhookEndpoint.objects.acreate(
         url=f"{receiver.url}/async", event="order.paid", secret="s3cret"
@@ -586,7 +680,7 @@ async def test_async_fire_queues_after_commit_and_delivers(
 
 @pytest.mark.django_db(transaction=True)
 async def test_afire_webhook_delivers_to_every_subscribed_endpoint(
-    receiver: Receiver, loopback_allowed: None
+    receiver: Receiver, loopback_allowed: None, orm_thread: None
 ) -> None:
     for path in ("a", "b"):
         await WebhookEndpoint.objects.acreate(
@@ -599,7 +693,9 @@ async def test_afire_webhook_delivers_to_every_subscribed_endpoint(
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_async_fire_validates_before_queuing(deliver_spy: DeliverSpy) -> None:
+async def test_async_fire_validates_before_queuing(
+    deliver_spy: DeliverSpy, orm_thread: None
+) -> None:
     with pytest.raises(ValidationException):
         await WebhookManager().fire("", {"id": 1})
     with pytest.raises(ValidationException):
