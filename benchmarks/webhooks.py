@@ -6,15 +6,15 @@ Run from the repository root (Redis must listen on 127.0.0.1:6379; its database 
 flushed before and after):
 
     .venv/bin/python benchmarks/webhooks.py [--deliveries 1000] [--endpoints 10] [--rounds 3]
-        [--pool threads:8] [--other-pools prefork:2,prefork:4] [--quick] [--json]
+        [--pool prefork:4] [--other-pools threads:8,prefork:2] [--quick] [--json]
 
 Set-up: ``appframework_webhooks`` with ``django.contrib.contenttypes``/``auth`` and
 ``appframework`` (``settings.configure``), a SQLite file in a temporary directory (WAL,
 synchronous=NORMAL, as several processes share it) or, with ``DATABASE_URL=postgres://...``,
 a scratch PostgreSQL database created next to the named one and dropped at the end;
 ``ALLOWED_NETWORKS`` 127.0.0.0/8. The receiver is ``webhooks_receiver.py`` in a process of
-its own: asyncio, raw HTTP/1.1, keep-alive, ``200`` with an empty body, ~25 us of CPU per
-request (printed), so it is never the bottleneck. Every endpoint has a secret: each
+its own: asyncio, raw HTTP/1.1, keep-alive, ``200`` with an empty body, under 0.1 ms of CPU
+per request (printed), so it is never the bottleneck. Every endpoint has a secret: each
 delivery carries both signatures, and one received delivery is checked with
 ``verify_signature`` / ``verify_webhook``.
 
@@ -33,8 +33,10 @@ delivery carries both signatures, and one received delivery is checked with
    ratios. With the same pool the script also measures, to see where the time goes:
    a no-op task (Celery's own per-task cost), a task that runs only the library's HTTP
    attempt (``deliver_once``), and the log on with database connections kept across
-   tasks. ``--other-pools`` (prefork:2,prefork:4; none with --quick) adds the log on/off
-   runs of other pools. CPU per delivery of each process (this one, which publishes;
+   tasks. ``--other-pools`` (threads:8,prefork:2; none with --quick) adds the log on/off
+   runs of other pools. The default ``--pool``, prefork:4, was the fastest of prefork:2,
+   prefork:4, threads:4, threads:8 and solo on a 2-core machine: the threads pool runs the
+   tasks' Python under one GIL, i.e. on one core. CPU per delivery of each process (this one, which publishes;
    the worker and its children; the receiver; redis-server) is read for every run.
    In-process, without Celery: the floor loop, ``deliver_once``, and the job called
    directly (log off, log on, log on with a new connection per call), interleaved.
@@ -48,7 +50,9 @@ delivery carries both signatures, and one received delivery is checked with
 
 Times are wall clock (several processes work together). Targets: celery/floor >= 0.5
 (the ``--pool`` worker, log on); fire() <= 50 ms and 1 query, in and outside a
-transaction. ``--json``: see benchlib.py.
+transaction. ``--json``: see benchlib.py. To look into a stalled or odd run:
+``WEBHOOKS_BENCH_LOGLEVEL=INFO`` (the workers' log level; logging costs worker CPU) and
+``WEBHOOKS_BENCH_KEEP=1`` (keep the temporary directory: workers' logs, SQLite file).
 """
 
 from __future__ import annotations
@@ -649,7 +653,7 @@ def end_to_end(bench: Bench) -> dict[str, Any]:
                 bench.timed("log on kept", count, worker, bench.publish_fires, noop=False),
             )
 
-    for other in [p for p in args.other_pools.split(",") if p.strip()]:
+    for other in [p for p in args.other_pools.split(",") if p.strip() not in ("", "none")]:
         opool, oconc = parse_pool(other)
         olabel = f"{opool} -c{oconc}"
         for log in (True, False):
@@ -800,11 +804,15 @@ def fan_out(bench: Bench) -> dict[str, Any]:
 def cpu_line(runs: list[Run]) -> str:
     keys = ["publisher", "worker", "receiver", "redis"]
     parts = []
+    total = 0.0
     for key in keys:
         values = [run.cpu[key] for run in runs if key in run.cpu]
         if values:
+            total += statistics.median(values)
             parts.append(f"{key} {statistics.median(values) * 1000:.2f}")
-    return ", ".join(parts)
+    # With every CPU busy all the time, this machine could do no more than cpus/total.
+    cpus = os.cpu_count() or 1
+    return ", ".join(parts) + f"; total {total * 1000:.2f} (CPU-bound at {cpus / total:.0f}/s)"
 
 
 def main() -> int:
@@ -813,9 +821,11 @@ def main() -> int:
     parser.add_argument("--endpoints", type=int, default=10, help="M endpoints (default 10)")
     parser.add_scaled("--rounds", int, 3, 1, "rounds per worker configuration")
     parser.add_argument(
-        "--pool", default="threads:8", help="the worker pool measured in full (default threads:8)"
+        "--pool", default="prefork:4", help="the worker pool measured in full (default prefork:4)"
     )
-    parser.add_scaled("--other-pools", str, "prefork:2,prefork:4", "", "more pools, log on and off")
+    parser.add_scaled(
+        "--other-pools", str, "threads:8,prefork:2", "none", "more pools, log on and off"
+    )
     parser.add_scaled("--fire-rounds", int, 21, 7, "fire() calls per mode")
     parser.add_scaled("--profile-rounds", int, 5, 3, "rounds of the in-process profile")
     parser.add_scaled("--profile-batch", int, 200, 100, "deliveries per in-process batch")
@@ -953,12 +963,15 @@ def report(
     on = per[f"celery {label}, log on"]
     kept = per[f"celery {label}, log on, kept conn."]
     print(f"  where a delivery's {on:.2f} ms (wall, {label}, throughput) go:")
-    print(f"    Celery's own per-task cost (no-op task)           {noop:6.2f} ms")
-    print(f"    + the HTTP attempt (deliver_once)                 {http - noop:+6.2f} ms")
-    print(f"    + endpoint re-fetch (and connection per task)     {off - http:+6.2f} ms")
-    print(f"    + delivery log insert                             {on - off:+6.2f} ms")
-    print(f"    (log on with connections kept across tasks: {kept:.2f} ms, {1000 / kept:.0f}/s)")
-    print(f"    floor (Session loop): {1000 / floor:.2f} ms")
+    for text, ms in (
+        ("Celery's own per-task cost (no-op task)", f"{noop:6.2f}"),
+        ("+ the HTTP attempt (deliver_once)", f"{http - noop:+6.2f}"),
+        ("+ endpoint re-fetch, on a new connection per task", f"{off - http:+6.2f}"),
+        ("+ log insert, then closing a connection that wrote", f"{on - off:+6.2f}"),
+        ("log on, connections kept across tasks (instead)", f"{kept:6.2f}"),
+        ("floor (Session loop)", f"{1000 / floor:6.2f}"),
+    ):
+        print(f"    {text:<52}{ms} ms")
 
     times, queries = fan["times"], fan["queries"]
     fire_ms = {mode: statistics.median(ts) * 1000 for mode, ts in times.items()}

@@ -106,7 +106,8 @@ def test_the_run_drains_after_the_worker_is_killed_mid_run_and_restarted(
     assert chaos["kills"] == KILLS, chaos
     assert chaos["worker_starts"] == KILLS + 1, chaos
     assert chaos["child_kills"] == CHILD_KILLS, chaos
-    assert chaos["worker_lost_errors"] >= CHILD_KILLS, chaos  # the parent saw it
+    # A pool process killed while idle loses no job, so the parent may log no
+    # WorkerLostError for it: worker_lost_errors is reported, not asserted.
     assert chaos["drained"], (chaos, _tail(chaos["worker_log"]))
     assert (chaos["queue_left"], chaos["unacked_left"]) == (0, 0), chaos
     assert chaos["deliveries"] >= 200, chaos
