@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 import requests
 from requests.adapters import HTTPAdapter
 
-from appframework.conf import app_settings
+from appframework.conf import app_settings, derived_setting
 
 from .exceptions import UnsafeWebhookUrlError
 
@@ -96,11 +96,13 @@ def is_public_address(value: Any) -> bool:
     return not any(address in network for network in blocked)
 
 
+@derived_setting
 def _allowed_networks() -> list[Any]:
-    networks = []
-    for entry in app_settings.WEBHOOKS.ALLOWED_NETWORKS or ():
-        networks.append(ipaddress.ip_network(str(entry), strict=False))
-    return networks
+    """ALLOWED_NETWORKS parsed once (until the settings change)."""
+    return [
+        ipaddress.ip_network(str(entry), strict=False)
+        for entry in app_settings.WEBHOOKS.ALLOWED_NETWORKS or ()
+    ]
 
 
 _EMBEDDING_V4 = (

@@ -72,7 +72,12 @@ def DeliverWebhookJob(self: Any, endpoint_id: int, event: str, body: str, delive
     """Deliver ``body`` (the exact serialized JSON) to endpoint ``endpoint_id``."""
     from .models import WebhookEndpoint
 
-    endpoint = WebhookEndpoint.objects.filter(pk=endpoint_id, active=True).first()
+    endpoint = (
+        WebhookEndpoint.objects.filter(pk=endpoint_id, active=True)
+        .only("pk", "url", "secret")
+        .order_by()
+        .first()
+    )
     if endpoint is None:
         logger.info(
             "Webhook %s (%s) skipped: endpoint %s disabled or deleted.",
