@@ -23,6 +23,7 @@ class AuthServiceProvider(AppConfig):
         from .. import checks as core_checks  # noqa: F401 - registers the core checks
         from ..conf import app_settings
         from ..container import container
+        from ..ratelimit import RateLimiter
         from . import checks as auth_checks
         from .manager import AuthManager
         from .tokens import TokenManager
@@ -32,6 +33,14 @@ class AuthServiceProvider(AppConfig):
         checks.register(auth_checks.check_session_engine)
         user_logged_in.connect(_renew_session_nonce, dispatch_uid="appframework.csrf.rotate")
         container.bind(AuthManager, AuthManager())
+        # The rate limiter the two-factor challenge (and applications) use.
+        container.bind(RateLimiter, RateLimiter())
+        try:
+            from ..mfa.checks import check_hidden_fields
+        except ImportError:  # pyotp (the "mfa" extra) is not installed
+            pass
+        else:
+            checks.register(check_hidden_fields)
         # The key stays TokenManager whatever class the project swaps in, so callers
         # never need to know which one it is.
         container.bind(TokenManager, app_settings.AUTH.TOKEN_MANAGER())

@@ -103,7 +103,14 @@ class AuthManager(ModelBackend):
             username = kwargs.get(self.username_field)
         if username is None or password is None:
             return None
-        return self.attempt_sync(username, password, request=request)
+        user = self.attempt_sync(username, password, request=request)
+        if user is not None and getattr(user, "mfa_enabled", False):
+            # Django's authenticate() (the admin's login form, third-party views) would
+            # log the user straight in: a password alone never signs in a user with
+            # TOTP on. They sign in through a view that runs the challenge
+            # (appframework.mfa.login_or_challenge); the admin then uses that session.
+            return None
+        return user
 
     def get_user(self, user_id: Any) -> Any | None:
         model = self.user_model

@@ -8,6 +8,7 @@ from django.db import models
 
 from appframework.auth import Authenticatable
 from appframework.authorization import HasRoles
+from appframework.mfa.models import MfaEnrollable
 from appframework_tenancy.models import TenantModel
 
 
@@ -38,7 +39,7 @@ class Tenant(models.Model):
         return self.name
 
 
-class User(Authenticatable, HasRoles, AbstractBaseUser, PermissionsMixin):
+class User(Authenticatable, HasRoles, MfaEnrollable, AbstractBaseUser, PermissionsMixin):
     # The password column is password_hash (appframework's convention), not Django's `password`.
     password = None  # type: ignore[assignment]
     email = models.EmailField(unique=True)

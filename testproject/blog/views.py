@@ -27,6 +27,7 @@ from appframework.auth import (
 from appframework.authorization import authorized
 from appframework.container import container
 from appframework.exceptions import BadRequestException
+from appframework.mfa.flows import login_or_challenge
 from appframework.security import csrf_protect_login
 
 from .models import Post
@@ -56,8 +57,10 @@ def login_view(request: HttpRequest) -> HttpResponse:
             email, request.POST.get("password", ""), request=request
         )
         if user is not None:
-            login(request, user)
-            return redirect("index")
+            # Users with two-factor on are not signed in yet: they get the code form.
+            if login_or_challenge(request, user):
+                return redirect("index")
+            return redirect("login-mfa")
         error = "Wrong email or password."
     # The typed email comes back (autoescaped by the template); the password never does.
     return render(
@@ -275,4 +278,58 @@ def webhooks_page(request: HttpRequest) -> HttpResponse:
             "deliveries": WebhookDelivery.objects.select_related("endpoint")[:20],
             "received": ReceivedWebhook.objects.all()[:20],
         },
+    )
+
+
+@csrf_protect_login
+@require_http_methods(["GET", "HEAD", "POST"])
+def login_mfa_view(request: HttpRequest) -> HttpResponse:
+    """Step two of signing in: the authenticator code (or a recovery code). Wrong codes
+    keep the pending sign-in for a retry; the sixth try within a minute is a 429."""
+    from appframework.mfa import complete_challenge, pending_user_id
+
+    if pending_user_id(request) is None:
+        return redirect("login")
+    error = None
+    if request.method == "POST":
+        if complete_challenge(request, request.POST.get("code", "")) is not None:
+            return redirect("index")
+        error = "That code is not valid."
+    return render(request, "blog/login_mfa.html", {"error": error}, status=401 if error else 200)
+
+
+@auth_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def account_mfa_view(request: HttpRequest) -> HttpResponse:
+    """/account/mfa: turn two-factor on (QR code, then a code to confirm, then the
+    recovery codes, shown once) or off (with a current code)."""
+    import segno
+
+    from appframework.exceptions import ValidationException
+    from appframework.mfa import confirm, disable, enroll, verify_and_consume
+
+    user = request.user
+    context: dict[str, object] = {"me": user}
+    action = request.POST.get("action") if request.method == "POST" else None
+    try:
+        if action == "enroll":
+            enrolled = enroll(user, issuer="appframework demo")
+            qr = segno.make(enrolled["uri"], error="m")
+            context.update(
+                secret=enrolled["secret"],
+                qr_svg=qr.svg_inline(scale=4, dark="#111", light="#fff"),
+            )
+        elif action == "confirm":
+            context["recovery_codes"] = confirm(user, request.POST.get("code", ""))
+        elif action == "disable":
+            if not verify_and_consume(user, request.POST.get("code", "")):
+                raise ValidationException(
+                    "Enter a current code (or a recovery code) to turn it off."
+                )
+            disable(user)
+            context["message"] = "Two-factor authentication is off."
+    except ValidationException as exc:
+        context["error"] = str(exc)
+    return render(
+        request, "blog/account_mfa.html", context, status=422 if "error" in context else 200
     )

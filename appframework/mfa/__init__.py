@@ -1,0 +1,66 @@
+"""TOTP two-factor authentication: enrollment, recovery codes, and the login challenge."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+from .recovery import generate_recovery_codes
+from .totp import generate_secret, provisioning_uri, verify_totp
+
+if TYPE_CHECKING:
+    from .flows import (
+        acomplete_challenge,
+        apending_user_id,
+        astart_challenge,
+        complete_challenge,
+        confirm,
+        disable,
+        enroll,
+        login_or_challenge,
+        pending_user_id,
+        start_challenge,
+        verify_and_consume,
+    )
+    from .models import MfaEnrollable
+
+_EXPORTS = {
+    **{
+        name: ".flows"
+        for name in (
+            "acomplete_challenge",
+            "apending_user_id",
+            "astart_challenge",
+            "complete_challenge",
+            "confirm",
+            "disable",
+            "enroll",
+            "login_or_challenge",
+            "pending_user_id",
+            "start_challenge",
+            "verify_and_consume",
+        )
+    },
+    "MfaEnrollable": ".models",
+}
+
+__all__ = [
+    "MfaEnrollable",
+    "acomplete_challenge",
+    "apending_user_id",
+    "astart_challenge",
+    "complete_challenge",
+    "confirm",
+    "disable",
+    "enroll",
+    "generate_recovery_codes",
+    "generate_secret",
+    "login_or_challenge",
+    "pending_user_id",
+    "provisioning_uri",
+    "start_challenge",
+    "verify_and_consume",
+    "verify_totp",
+]
+
+__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -1,0 +1,280 @@
+"""Enrollment and the login challenge (the state table in docs/mfa.md).
+
+enroll → (pending) → confirm → (enabled) → disable. A user with TOTP on is logged in
+only through ``start_challenge`` (after the password) then ``complete_challenge`` with
+a live code or an unused recovery code.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db import router, transaction
+from django.http import HttpRequest
+from django.utils.translation import gettext_lazy as _
+
+from ..exceptions import TooManyRequestsException, ValidationException
+from .recovery import generate_recovery_codes, hash_recovery_code, recovery_code_matches
+from .totp import generate_secret, matching_counter, provisioning_uri
+
+__all__ = [
+    "PENDING_SESSION_KEY",
+    "acomplete_challenge",
+    "apending_user_id",
+    "astart_challenge",
+    "complete_challenge",
+    "confirm",
+    "disable",
+    "enroll",
+    "login_or_challenge",
+    "pending_user_id",
+    "start_challenge",
+    "verify_and_consume",
+]
+
+PENDING_SESSION_KEY = "_appframework_mfa_pending"
+#: A password-verified, code-pending sign-in lasts this long.
+PENDING_TTL = 300
+VALID_WINDOW = 1
+
+
+def _has_last_counter(user: Any) -> bool:
+    try:
+        user._meta.get_field("mfa_last_counter")
+    except Exception:
+        return False
+    return True
+
+
+def _issuer() -> str:
+    return str(getattr(settings, "MFA_ISSUER", "") or "appframework")
+
+
+def _account_name(user: Any) -> str:
+    getter = getattr(user, "get_username", None)
+    return str(getter() if callable(getter) else user.pk)
+
+
+# -- enrollment -----------------------------------------------------------------------
+def enroll(user: Any, *, issuer: str | None = None) -> dict[str, str]:
+    """Store a new pending secret (``mfa_enabled`` stays False; a second call replaces
+    it) and return ``{"uri", "secret"}`` for the QR code and manual entry."""
+    if getattr(user, "mfa_enabled", False):
+        raise ValidationException(_("Two-factor authentication is already on."), code="mfa_enabled")
+    secret = generate_secret()
+    user.mfa_secret = secret
+    user.mfa_recovery_codes = None
+    fields = ["mfa_secret", "mfa_recovery_codes"]
+    if _has_last_counter(user):
+        user.mfa_last_counter = None
+        fields.append("mfa_last_counter")
+    user.save(update_fields=fields)
+    return {
+        "uri": provisioning_uri(secret, _account_name(user), issuer or _issuer()),
+        "secret": secret,
+    }
+
+
+def confirm(user: Any, code: Any) -> list[str]:
+    """Turn TOTP on when ``code`` verifies against the pending secret; returns the
+    recovery codes in plaintext, the only time they are ever shown (only hashes are
+    stored). ``ValidationException`` when nothing is pending or the code is wrong."""
+    if getattr(user, "mfa_enabled", False) or not getattr(user, "mfa_secret", None):
+        raise ValidationException(
+            _("No two-factor enrollment is in progress."), code="mfa_not_pending"
+        )
+    counter = matching_counter(user.mfa_secret, code, VALID_WINDOW)
+    if counter is None:
+        raise ValidationException(_("The code is not valid."), code="mfa_invalid_code")
+    codes = generate_recovery_codes()
+    user.mfa_enabled = True
+    user.mfa_recovery_codes = [hash_recovery_code(c) for c in codes]
+    fields = ["mfa_enabled", "mfa_recovery_codes"]
+    if _has_last_counter(user):
+        user.mfa_last_counter = counter  # the confirming code cannot sign in again
+        fields.append("mfa_last_counter")
+    user.save(update_fields=fields)
+    return codes
+
+
+def disable(user: Any) -> None:
+    """TOTP off: the secret and every recovery code are removed."""
+    user.mfa_enabled = False
+    user.mfa_secret = None
+    user.mfa_recovery_codes = None
+    fields = ["mfa_enabled", "mfa_secret", "mfa_recovery_codes"]
+    if _has_last_counter(user):
+        user.mfa_last_counter = None
+        fields.append("mfa_last_counter")
+    user.save(update_fields=fields)
+
+
+def verify_and_consume(user: Any, code: Any) -> bool:
+    """A live TOTP code or an unused recovery code, spent at most once.
+
+    The user row is re-read with ``SELECT ... FOR UPDATE`` inside a transaction: two
+    requests spending one recovery code (or one 30-second step) at the same moment are
+    serialised, and only the first succeeds (on databases with row locks; SQLite
+    serialises whole writes instead). A used recovery code is removed; with
+    ``mfa_last_counter`` a consumed step, and every earlier one, is refused.
+    """
+    model = type(user)
+    db = router.db_for_write(model, instance=user)
+    with transaction.atomic(using=db):
+        row = model._base_manager.using(db).select_for_update().filter(pk=user.pk).first()
+        if row is None or not row.mfa_enabled or not row.mfa_secret:
+            return False
+        counter = matching_counter(row.mfa_secret, code, VALID_WINDOW)
+        if counter is not None:
+            if _has_last_counter(row):
+                if row.mfa_last_counter is not None and counter <= row.mfa_last_counter:
+                    return False
+                row.mfa_last_counter = counter
+                row.save(update_fields=["mfa_last_counter"])
+                user.mfa_last_counter = counter
+            return True
+        stored = list(row.mfa_recovery_codes or ())
+        for index, hashed in enumerate(stored):
+            if recovery_code_matches(hashed, code):
+                del stored[index]
+                row.mfa_recovery_codes = stored
+                row.save(update_fields=["mfa_recovery_codes"])
+                user.mfa_recovery_codes = stored
+                return True
+    return False
+
+
+# -- the login challenge --------------------------------------------------------------
+def _session(request: HttpRequest) -> Any:
+    session = getattr(request, "session", None)
+    if session is None:
+        raise RuntimeError("The two-factor challenge needs SessionMiddleware.")
+    return session
+
+
+def start_challenge(request: HttpRequest, user: Any) -> None:
+    """After a verified password, for a user with TOTP on: the session remembers who is
+    half signed in (for ``PENDING_TTL`` seconds) but ``current_user`` stays None."""
+    if not getattr(user, "mfa_enabled", False):
+        raise ValidationException(
+            _("Two-factor authentication is off for this user."), code="mfa_not_enabled"
+        )
+    session = _session(request)
+    # A new session key: a cookie planted before the password step is not the one
+    # that carries the half-signed-in state.
+    session.cycle_key()
+    session[PENDING_SESSION_KEY] = {
+        "uid": str(user.pk),
+        "exp": int(time.time()) + PENDING_TTL,
+        "hash": user.get_session_auth_hash(),
+    }
+
+
+def _pending(request: HttpRequest) -> dict[str, Any] | None:
+    session = getattr(request, "session", None)
+    pending = session.get(PENDING_SESSION_KEY) if session is not None else None
+    if not isinstance(pending, dict) or int(pending.get("exp", 0)) < time.time():
+        return None
+    return pending
+
+
+def pending_user_id(request: HttpRequest) -> Any | None:
+    """The id of the user whose code is awaited, or None."""
+    pending = _pending(request)
+    if pending is None:
+        return None
+    from django.contrib.auth import get_user_model
+
+    return get_user_model()._meta.pk.to_python(pending["uid"])
+
+
+def _limit(user_id: Any, rate_limit_attempts: int, rate_limit_window: float) -> None:
+    from ..container import container
+    from ..ratelimit import RateLimiter
+
+    if RateLimiter not in container:
+        return
+    limiter: RateLimiter = container.resolve(RateLimiter)
+    result = limiter.hit(f"mfa-challenge:{user_id}", rate_limit_attempts, rate_limit_window)
+    if not result.allowed:
+        raise TooManyRequestsException(
+            _("Too many two-factor attempts; try again later."),
+            code="mfa_rate_limited",
+            retry_after=max(1, int(result.retry_after + 0.999)),
+        )
+
+
+def _reset_limit(user_id: Any, rate_limit_window: float) -> None:
+    from ..container import container
+    from ..ratelimit import RateLimiter
+
+    if RateLimiter in container:
+        container.resolve(RateLimiter).reset(f"mfa-challenge:{user_id}", rate_limit_window)
+
+
+def complete_challenge(
+    request: HttpRequest,
+    code: Any,
+    *,
+    rate_limit: bool = True,
+    rate_limit_attempts: int = 5,
+    rate_limit_window: float = 60.0,
+) -> Any | None:
+    """Sign the pending user in with a live code or an unused recovery code and return
+    them; None (pending state kept for a retry) for a wrong code or no pending
+    challenge. Past ``rate_limit_attempts`` tries in ``rate_limit_window`` seconds per
+    pending user, ``TooManyRequestsException`` (429), even for the right code."""
+    from django.contrib.auth import get_user_model
+
+    from ..auth.sessions import login
+
+    pending = _pending(request)
+    if pending is None:
+        return None
+    user_id = get_user_model()._meta.pk.to_python(pending["uid"])
+    if rate_limit:
+        _limit(user_id, rate_limit_attempts, rate_limit_window)
+    user = get_user_model()._base_manager.filter(pk=user_id).first()
+    if user is None or not getattr(user, "is_active", True):
+        return None
+    # A password changed (or a logout everywhere) since the password step ends it.
+    if not hmac_equal(pending.get("hash", ""), user.get_session_auth_hash()):
+        _session(request).pop(PENDING_SESSION_KEY, None)
+        return None
+    if not verify_and_consume(user, code):
+        return None
+    _session(request).pop(PENDING_SESSION_KEY, None)
+    if rate_limit:
+        _reset_limit(user_id, rate_limit_window)
+    login(request, user)
+    return user
+
+
+def hmac_equal(a: Any, b: Any) -> bool:
+    import hmac
+
+    return isinstance(a, str) and isinstance(b, str) and hmac.compare_digest(a, b)
+
+
+def login_or_challenge(request: HttpRequest, user: Any) -> bool:
+    """What a login view calls once the password is verified: logs the user in and
+    returns True, or — for a user with TOTP on — starts the challenge and returns False
+    (send them to the code form)."""
+    from ..auth.sessions import login
+
+    if getattr(user, "mfa_enabled", False):
+        start_challenge(request, user)
+        return False
+    login(request, user)
+    return True
+
+
+astart_challenge = sync_to_async(start_challenge)
+apending_user_id = sync_to_async(pending_user_id)
+
+
+async def acomplete_challenge(request: HttpRequest, code: Any, **kwargs: Any) -> Any | None:
+    return await sync_to_async(complete_challenge)(request, code, **kwargs)
