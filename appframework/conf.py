@@ -54,6 +54,12 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         # Plain logout() also revokes the API tokens issued from that session.
         "REVOKE_TOKENS_ON_LOGOUT": False,
     },
+    "MFA": {
+        # The issuer authenticator apps show next to the account (provisioning URI).
+        "ISSUER": "appframework",
+        # Seconds a password-verified sign-in may wait for its two-factor code.
+        "CHALLENGE_TTL": 300,
+    },
     "RATE_LIMIT": {
         # Cache alias of the RateLimiter (atomic increments: locmem, Redis, Memcached).
         "CACHE": "default",

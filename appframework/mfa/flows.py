@@ -11,11 +11,11 @@ import time
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.conf import settings
 from django.db import router, transaction
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
+from ..conf import app_settings
 from ..exceptions import TooManyRequestsException, ValidationException
 from .recovery import generate_recovery_codes, hash_recovery_code, recovery_code_matches
 from .totp import generate_secret, matching_counter, provisioning_uri
@@ -36,8 +36,6 @@ __all__ = [
 ]
 
 PENDING_SESSION_KEY = "_appframework_mfa_pending"
-#: A password-verified, code-pending sign-in lasts this long.
-PENDING_TTL = 300
 VALID_WINDOW = 1
 
 
@@ -50,7 +48,7 @@ def _has_last_counter(user: Any) -> bool:
 
 
 def _issuer() -> str:
-    return str(getattr(settings, "MFA_ISSUER", "") or "appframework")
+    return str(app_settings.MFA.ISSUER or "appframework")
 
 
 def _account_name(user: Any) -> str:
@@ -157,7 +155,7 @@ def _session(request: HttpRequest) -> Any:
 
 def start_challenge(request: HttpRequest, user: Any) -> None:
     """After a verified password, for a user with TOTP on: the session remembers who is
-    half signed in (for ``PENDING_TTL`` seconds) but ``current_user`` stays None."""
+    half signed in (for ``MFA["CHALLENGE_TTL"]`` seconds) but ``current_user`` stays None."""
     if not getattr(user, "mfa_enabled", False):
         raise ValidationException(
             _("Two-factor authentication is off for this user."), code="mfa_not_enabled"
@@ -168,7 +166,7 @@ def start_challenge(request: HttpRequest, user: Any) -> None:
     session.cycle_key()
     session[PENDING_SESSION_KEY] = {
         "uid": str(user.pk),
-        "exp": int(time.time()) + PENDING_TTL,
+        "exp": int(time.time()) + int(app_settings.MFA.CHALLENGE_TTL),
         "hash": user.get_session_auth_hash(),
     }
 
