@@ -32,6 +32,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "hash_password": [sys.executable, str(HERE / "hash_password.py")],
     "tenancy": [sys.executable, str(HERE / "tenancy.py")],
     "webhooks": [sys.executable, str(HERE / "webhooks.py")],
+    "mfa": [sys.executable, str(HERE / "mfa.py")],
     "graphql": ["bash", str(HERE / "graphql" / "run.sh")],
 }
 

@@ -33,8 +33,9 @@ class AuthServiceProvider(AppConfig):
         checks.register(auth_checks.check_session_engine)
         user_logged_in.connect(_renew_session_nonce, dispatch_uid="appframework.csrf.rotate")
         container.bind(AuthManager, AuthManager())
-        # The rate limiter the two-factor challenge (and applications) use.
-        container.bind(RateLimiter, RateLimiter())
+        # The rate limiter the two-factor challenge (and applications) use. Sliding
+        # windows: "5 per 60 s" must not allow 10 tries around a minute boundary.
+        container.bind(RateLimiter, RateLimiter(algorithm="sliding"))
         try:
             from ..mfa.checks import check_hidden_fields
         except ImportError:  # pyotp (the "mfa" extra) is not installed

@@ -26,7 +26,8 @@ def _admin_names(model_admin: Any) -> set[str]:
         names.update(_names(getattr(model_admin, attr, None)))
     for _, options in getattr(model_admin, "fieldsets", None) or ():
         names.update(_names(options.get("fields")))
-    return {name.split("__", 1)[0] for name in names}
+    # search_fields take lookup prefixes ("=", "^", "@") and all of them "__" paths.
+    return {name.lstrip("=^@").split("__", 1)[0] for name in names}
 
 
 def check_hidden_fields(**kwargs: Any) -> list[checks.CheckMessage]:

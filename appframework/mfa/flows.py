@@ -119,8 +119,9 @@ def verify_and_consume(user: Any, code: Any) -> bool:
     serialises whole writes instead). A used recovery code is removed; with
     ``mfa_last_counter`` a consumed step, and every earlier one, is refused.
     """
-    model = type(user)
-    db = router.db_for_write(model, instance=user)
+    # user._meta.model, not type(user): request.user is a lazy wrapper around the user.
+    model = user._meta.model
+    db = router.db_for_write(model)
     with transaction.atomic(using=db):
         row = model._base_manager.using(db).select_for_update().filter(pk=user.pk).first()
         if row is None or not row.mfa_enabled or not row.mfa_secret:
@@ -160,6 +161,12 @@ def start_challenge(request: HttpRequest, user: Any) -> None:
         raise ValidationException(
             _("Two-factor authentication is off for this user."), code="mfa_not_enabled"
         )
+    from ..auth.sessions import current_user_sync, logout
+
+    if current_user_sync(request) is not None:
+        # Whoever was signed in on this browser is signed out: the session must not
+        # keep one user while it waits for another's code.
+        logout(request)
     session = _session(request)
     # A new session key: a cookie planted before the password step is not the one
     # that carries the half-signed-in state.

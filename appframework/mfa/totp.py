@@ -8,6 +8,7 @@ import re
 import secrets
 import time
 from typing import Any
+from urllib.parse import quote, urlencode
 
 import pyotp
 
@@ -16,6 +17,7 @@ __all__ = ["STEP", "generate_secret", "matching_counter", "provisioning_uri", "v
 STEP = 30
 DIGITS = 6
 SECRET_BYTES = 20  # 160 bits, RFC 4226's recommended key length
+MAX_WINDOW = 10  # steps either side at most: a wider window only helps guessing
 _CODE = re.compile(r"[0-9]{6}", re.ASCII)
 
 
@@ -27,9 +29,12 @@ def generate_secret() -> str:
 def provisioning_uri(secret: str, name: str, issuer: str | None = None) -> str:
     """``otpauth://totp/<issuer>:<name>?secret=...&issuer=...`` for authenticator apps
     (what the enrollment QR code encodes)."""
-    return pyotp.TOTP(secret, digits=DIGITS, interval=STEP).provisioning_uri(
-        name=name, issuer_name=issuer
-    )
+    # Built here rather than by pyotp, which leaves "/" unescaped in the label: an
+    # account name with a slash would change the URI's path.
+    label = quote(f"{issuer}:{name}" if issuer else name, safe=":@")
+    params = {"secret": secret, **({"issuer": issuer} if issuer else {})}
+    params.update(algorithm="SHA1", digits=str(DIGITS), period=str(STEP))
+    return f"otpauth://totp/{label}?{urlencode(params, quote_via=quote)}"
 
 
 def _code(code: Any) -> str | None:
@@ -52,12 +57,12 @@ def matching_counter(
     try:
         totp = pyotp.TOTP(secret, digits=DIGITS, interval=STEP)
         current = totp.timecode(_datetime(now))
-        window = max(0, int(valid_window))
+        window = min(MAX_WINDOW, max(0, int(valid_window)))
         for counter in range(current - window, current + window + 1):
             # Constant-time: a code's digits must not leak through timing.
             if hmac.compare_digest(totp.generate_otp(counter), candidate):
                 return counter
-    except (ValueError, TypeError, base64.binascii.Error):  # type: ignore[attr-defined]
+    except (ValueError, TypeError, OverflowError, base64.binascii.Error):  # type: ignore[attr-defined]
         return None
     return None
 

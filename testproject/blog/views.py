@@ -309,7 +309,16 @@ def account_mfa_view(request: HttpRequest) -> HttpResponse:
     from appframework.mfa import confirm, disable, enroll, verify_and_consume
 
     user = request.user
-    context: dict[str, object] = {"me": user}
+    # Every key the template reads is always present: a missing one makes Django log
+    # the whole context at DEBUG, which would put the secret and the codes in the log.
+    context: dict[str, object] = {
+        "me": user,
+        "error": None,
+        "message": None,
+        "secret": None,
+        "qr_svg": None,
+        "recovery_codes": None,
+    }
     action = request.POST.get("action") if request.method == "POST" else None
     try:
         if action == "enroll":
@@ -331,5 +340,5 @@ def account_mfa_view(request: HttpRequest) -> HttpResponse:
     except ValidationException as exc:
         context["error"] = str(exc)
     return render(
-        request, "blog/account_mfa.html", context, status=422 if "error" in context else 200
+        request, "blog/account_mfa.html", context, status=422 if context["error"] else 200
     )
