@@ -72,7 +72,6 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 import benchlib
 
@@ -102,20 +101,15 @@ def database_from_env(tmpdir: Path) -> dict[str, Any]:
                 "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
             },
         }
-    parts = urlsplit(url)
-    if parts.scheme not in ("postgres", "postgresql", "pgsql"):
-        raise SystemExit(f"DATABASE_URL: only postgres:// is supported, got {parts.scheme!r}")
-    return {
-        "ENGINE": "django.db.backends.postgresql",
-        "NAME": unquote(parts.path.lstrip("/")) or "postgres",
-        "USER": unquote(parts.username or "postgres"),
-        "PASSWORD": unquote(parts.password or ""),
-        "HOST": parts.hostname or "127.0.0.1",
-        "PORT": str(parts.port or 5432),
-        "CONN_MAX_AGE": 0,
-        # A scratch database of our own, dropped at the end (never the named one's tables).
-        "TEST": {"NAME": f"webhooks_bench_{os.getpid()}"},
-    }
+    from testproject.settings import database_from_url  # the demo's one URL parser
+
+    try:
+        database: dict[str, Any] = dict(database_from_url(url))
+    except ValueError as exc:
+        raise SystemExit(f"DATABASE_URL: {exc}") from None
+    # A scratch database of our own, dropped at the end (never the named one's tables).
+    database["TEST"] = {"NAME": f"webhooks_bench_{os.getpid()}"}
+    return database
 
 
 def configure(database: dict[str, Any], delivery_log: bool = True) -> None:
