@@ -7,6 +7,7 @@ about hashing lower the class default, which every code path reads. Tests marked
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,6 +21,35 @@ _REAL_ITERATIONS = PBKDF2PasswordHasher.iterations
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "real_hashing: keep Django's real PBKDF2 iteration count")
+    config.addinivalue_line(
+        "markers",
+        "postgresql: needs PostgreSQL (row locks, row-level security); the SQLite runs of "
+        "./scripts/test deselect it and its PostgreSQL run executes it",
+    )
+
+
+def skip_or_fail_on_ci(reason: str) -> None:
+    """A test that cannot run here: a printed skip on a developer machine, a failure
+    under CI (``CI=true``), where a skip would prove nothing."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason}; under CI=true this test must run, not be skipped")
+    print(f"SKIPPED: {reason}")
+    pytest.skip(reason)
+
+
+def on_postgresql() -> bool:
+    from django.db import connection
+
+    return connection.vendor == "postgresql"
+
+
+@pytest.fixture(autouse=True)
+def _postgresql_marker(request: pytest.FixtureRequest) -> None:
+    """A ``postgresql`` test on another database is a failure under CI (a run that
+    should have been deselected or pointed at PostgreSQL), a printed skip elsewhere."""
+    if request.node.get_closest_marker("postgresql") is None or on_postgresql():
+        return
+    skip_or_fail_on_ci("needs PostgreSQL (DATABASE_URL=postgres://...)")
 
 
 @pytest.fixture(autouse=True)
@@ -95,4 +125,3 @@ def login_client(client: Client, user: Any) -> Client:
     """Log ``user`` in through the suite's login() (a real signed session cookie)."""
     client.force_login(user, backend="appframework.auth.AuthManager")
     return client
-

@@ -20,6 +20,7 @@ from django.core.cache import caches
 from django.test import override_settings
 
 from appframework.ratelimit import RateLimiter, RateLimitResult
+from tests.conftest import skip_or_fail_on_ci
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 REDIS_ALIAS = "redis"
@@ -57,11 +58,7 @@ def require_redis() -> None:
         finally:
             probe.close()
     except (redis.RedisError, OSError) as exc:
-        reason = f"Redis unreachable at {REDIS_URL} ({exc.__class__.__name__}: {exc})"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{reason}; CI=true requires it")
-        print(f"SKIPPED: {reason}")
-        pytest.skip(reason)
+        skip_or_fail_on_ci(f"Redis unreachable at {REDIS_URL} ({exc.__class__.__name__}: {exc})")
 
 
 @contextmanager

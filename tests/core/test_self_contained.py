@@ -13,7 +13,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
+from tests.conftest import skip_or_fail_on_ci
 
 ROOT = Path(__file__).resolve().parents[2]
 THIS_FILE = Path(__file__).resolve().relative_to(ROOT).as_posix()
@@ -47,7 +47,7 @@ def _git_files(*args: str) -> list[str]:
 
 def _files_to_check() -> list[str]:
     if shutil.which("git") is None or not (ROOT / ".git").exists():
-        pytest.skip("not a git checkout: the tracked files cannot be listed")
+        skip_or_fail_on_ci("not a git checkout: the tracked files cannot be listed")
     # Tracked files, plus new files not yet added (but not ignored ones).
     names = set(_git_files()) | set(_git_files("--others", "--exclude-standard"))
     return sorted(

@@ -15,7 +15,6 @@ straddles a window boundary; ``Retry-After`` is then exactly 200.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -456,11 +455,7 @@ def redis_rate_limit_cache() -> Iterator[str]:
         yield alias
 
 
-@pytest.mark.skipif(
-    not os.environ.get("DATABASE_URL"),
-    reason="row-level concurrency is measured on PostgreSQL; the PostgreSQL run of "
-    "./scripts/test executes it",
-)
+@pytest.mark.postgresql
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_guesses_never_get_more_than_the_limit_to_the_password_check(
     user: Any, redis_rate_limit_cache: str, monkeypatch: pytest.MonkeyPatch

@@ -8,7 +8,6 @@ writes and is not measured here.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -23,12 +22,6 @@ from testproject.blog.models import User
 
 THREADS = 8
 TRIALS = 50
-
-postgresql_only = pytest.mark.skipif(
-    not os.environ.get("DATABASE_URL"),
-    reason="row-level concurrency is measured on PostgreSQL; the PostgreSQL run of "
-    "./scripts/test executes it",
-)
 
 
 def race(prepare: Callable[[int], str], user_id: int) -> list[list[bool]]:
@@ -84,7 +77,7 @@ def enabled(user: Any) -> tuple[Any, str]:
     return user, secret
 
 
-@postgresql_only
+@pytest.mark.postgresql
 @pytest.mark.django_db(transaction=True)
 def test_one_recovery_code_spent_by_eight_threads_at_once_succeeds_exactly_once(
     enabled: tuple[Any, str],
@@ -109,7 +102,7 @@ def test_one_recovery_code_spent_by_eight_threads_at_once_succeeds_exactly_once(
     assert User.objects.get(pk=user.pk).mfa_recovery_codes == spare
 
 
-@postgresql_only
+@pytest.mark.postgresql
 @pytest.mark.django_db(transaction=True)
 def test_one_totp_code_spent_by_eight_threads_at_once_succeeds_exactly_once(
     enabled: tuple[Any, str],

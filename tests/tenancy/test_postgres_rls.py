@@ -9,7 +9,6 @@ role and the grants never outlive the test.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,11 +20,7 @@ from appframework_tenancy.postgres import SETTING, rls_policy_sql, rls_tenant
 from tests.tenancy.lab.models import Post
 
 pytestmark = [
-    pytest.mark.skipif(
-        not os.environ.get("DATABASE_URL"),
-        reason="row-level security is a PostgreSQL feature; the PostgreSQL run of "
-        "./scripts/test executes it",
-    ),
+    pytest.mark.postgresql,
     pytest.mark.django_db,
 ]
 
