@@ -1,6 +1,6 @@
 """System checks of the core (ids ``appframework.E0xx`` / ``W0xx``; docs/checks.md).
 
-Ids are stable: a retired check keeps its id reserved. E007, E008 and W005 are deployment
+Ids are stable: a retired check keeps its id reserved. E007, E008, W005 and W006 are deployment
 checks: they run under ``manage.py check --deploy`` only, because a laptop is allowed a
 throwaway key, plain-HTTP cookies and an in-process cache.
 """
@@ -8,14 +8,12 @@ throwaway key, plain-HTTP cookies and an in-process cache.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from django.apps import AppConfig, apps
 from django.conf import settings
 from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
-from django.utils.crypto import constant_time_compare
 from django.utils.module_loading import import_string
 
 from .conf import app_settings
@@ -217,17 +215,6 @@ INSECURE_KEY_PREFIX = "django-insecure-"
 LOCMEM_CACHE = "django.core.cache.backends.locmem.LocMemCache"
 
 
-def _demo_file_key() -> str | None:
-    """The key in ``settings.DEMO_SECRET_KEY_FILE`` (the demo's per-machine key), if any."""
-    path = getattr(settings, "DEMO_SECRET_KEY_FILE", None)
-    if not path:
-        return None
-    try:
-        return Path(path).read_text(encoding="ascii").strip() or None
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
 @checks.register(checks.Tags.security, deploy=True)
 def check_demo_secret_key(
     *,
@@ -235,22 +222,17 @@ def check_demo_secret_key(
     databases: Sequence[str] | None = None,
     **kwargs: Any,
 ) -> list[checks.CheckMessage]:
-    """E007: SECRET_KEY is a published placeholder or the demo's local key."""
+    """E007: SECRET_KEY is a published placeholder."""
     secret = _secret_key()
     if not secret:
         return []  # no key at all is E001's business
-    demo_key = _demo_file_key()
-    if secret in KNOWN_SECRET_KEYS or secret.startswith(INSECURE_KEY_PREFIX):
-        reason = "a published placeholder"
-    elif demo_key is not None and constant_time_compare(secret, demo_key):
-        reason = f"the demo's local key (read from {settings.DEMO_SECRET_KEY_FILE})"
-    else:
+    if secret not in KNOWN_SECRET_KEYS and not secret.startswith(INSECURE_KEY_PREFIX):
         return []
     return [
         _error(
             "appframework.E007",
-            f"SECRET_KEY is {reason}: anyone who knows it can forge sessions, CSRF tokens "
-            "and API tokens.",
+            "SECRET_KEY is a published placeholder: anyone who knows it can forge "
+            "sessions, CSRF tokens and API tokens.",
             "Set APP_SECRET_KEY to a long random value kept out of the repository, e.g. "
             "from django.core.management.utils.get_random_secret_key().",
         )
@@ -280,20 +262,32 @@ def check_session_cookie_secure(
     ]
 
 
-def _is_locmem(alias: str) -> bool:
+def _backend(alias: str) -> str:
+    """The BACKEND path of cache ``alias`` ("" for an unknown alias: that fails loudly
+    at first use and is not these checks' business)."""
     config = (getattr(settings, "CACHES", None) or {}).get(alias)
-    if not isinstance(config, dict):
-        return False  # an unknown alias fails loudly at first use; not this check's job
-    backend = config.get("BACKEND", "")
+    return str(config.get("BACKEND", "")) if isinstance(config, dict) else ""
+
+
+def _is_locmem(alias: str) -> bool:
+    backend = _backend(alias)
     if backend == LOCMEM_CACHE:
         return True
     try:
         from django.core.cache.backends.locmem import LocMemCache
 
-        cls = import_string(backend)
+        cls = import_string(backend) if backend else None
         return isinstance(cls, type) and issubclass(cls, LocMemCache)
     except ImportError:
         return False
+
+
+def _cache_aliases() -> tuple[str, str] | None:
+    """(REVOCATION_CACHE, RATE_LIMIT CACHE), or None when APPFRAMEWORK is broken (E002)."""
+    try:
+        return str(app_settings.AUTH.REVOCATION_CACHE), str(app_settings.RATE_LIMIT.CACHE)
+    except (ImproperlyConfigured, AttributeError):
+        return None
 
 
 @checks.register(checks.Tags.caches, checks.Tags.security, deploy=True)
@@ -305,11 +299,10 @@ def check_shared_caches(
 ) -> list[checks.CheckMessage]:
     """W005: revocations or the login throttle on a per-process (locmem) cache."""
     uses: dict[str, list[str]] = {}
-    try:
-        revocation = str(app_settings.AUTH.REVOCATION_CACHE)
-        throttle = str(app_settings.RATE_LIMIT.CACHE)
-    except (ImproperlyConfigured, AttributeError):
-        return []  # a broken APPFRAMEWORK is E002's business
+    aliases = _cache_aliases()
+    if aliases is None:
+        return []
+    revocation, throttle = aliases
     if apps.is_installed("appframework.auth"):
         uses.setdefault(revocation, []).append(
             "AUTH['REVOCATION_CACHE'] (ended sessions, revoked tokens)"
@@ -343,15 +336,11 @@ def check_revocation_cache(
     **kwargs: Any,
 ) -> list[checks.CheckMessage]:
     """W006: the record of ended sessions sits where it can be evicted."""
-    if not apps.is_installed("appframework.auth"):
+    aliases = _cache_aliases()
+    if not apps.is_installed("appframework.auth") or aliases is None:
         return []
-    try:
-        revocation = str(app_settings.AUTH.REVOCATION_CACHE)
-        throttle = str(app_settings.RATE_LIMIT.CACHE)
-    except (ImproperlyConfigured, AttributeError):
-        return []
-    caches: dict[str, Any] = getattr(settings, "CACHES", {})
-    backend = str(caches.get(revocation, {}).get("BACKEND", ""))
+    revocation, throttle = aliases
+    backend = _backend(revocation)
     reasons = []
     if revocation == throttle:
         reasons.append(

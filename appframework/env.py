@@ -18,6 +18,9 @@ from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
+#: The session engine apply_environment() defaults to (signed cookies + ended-session record).
+SESSION_STORE = "appframework.auth.session_store"
+
 __all__ = ["apply_environment", "parse_bool", "parse_seconds"]
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
@@ -131,5 +134,5 @@ def apply_environment(
                 value = section.setdefault(target[1], value)
             else:
                 value = namespace.setdefault(target, value)
-    namespace.setdefault("SESSION_ENGINE", "appframework.auth.session_store")
+    namespace.setdefault("SESSION_ENGINE", SESSION_STORE)
     return namespace

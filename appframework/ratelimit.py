@@ -88,7 +88,9 @@ class RateLimiter:
                 continue
         raise RuntimeError(f"Rate-limit counter {bucket_key!r} could not be incremented.")
 
-    def _answer(self, current: int, previous: int, limit: int, window: float, now: float) -> RateLimitResult:
+    def _answer(
+        self, current: int, previous: int, limit: int, window: float, now: float
+    ) -> RateLimitResult:
         start = math.floor(now / window) * window
         elapsed = now - start
         if self.algorithm == "fixed":
@@ -99,11 +101,15 @@ class RateLimiter:
             weight = 1.0 - elapsed / window
             count = current + previous * weight
             allowed = count <= limit
-            retry_after = 0.0 if allowed else self._sliding_wait(current, previous, limit, window, elapsed)
+            retry_after = (
+                0.0 if allowed else self._sliding_wait(current, previous, limit, window, elapsed)
+            )
         return RateLimitResult(allowed, count, limit, max(0.0, retry_after))
 
     @staticmethod
-    def _sliding_wait(current: int, previous: int, limit: int, window: float, elapsed: float) -> float:
+    def _sliding_wait(
+        current: int, previous: int, limit: int, window: float, elapsed: float
+    ) -> float:
         # The next hit makes ``current + 1``. Within this window the estimate falls as the
         # previous window's weight (1 - elapsed/window) does: wait until
         # current + 1 + previous * weight <= limit.

@@ -26,7 +26,7 @@ from graphql import (
     SelectionSetNode,
 )
 
-__all__ = ["INTROSPECTION_FIELDS", "Measure", "max_operation_depth", "measure"]
+__all__ = ["INTROSPECTION_FIELDS", "Measure", "measure"]
 
 #: The fields that read the schema itself; ``__typename`` only names an object's type.
 INTROSPECTION_FIELDS = frozenset({"__schema", "__type"})
@@ -126,8 +126,3 @@ def measure(document: DocumentNode, *, cap: int) -> Measure:
         if isinstance(definition, OperationDefinitionNode):
             result = _larger(result, walker.selection_set(definition.selection_set, frozenset()))
     return result
-
-
-def max_operation_depth(document: DocumentNode) -> int:
-    """The depth of the deepest operation in ``document``."""
-    return measure(document, cap=1).depth

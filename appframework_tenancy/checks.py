@@ -15,7 +15,7 @@ from django.db.models import F
 from appframework.checks import AUTH_MIDDLEWARE, _error, _warning, middleware_index
 from appframework.conf import app_settings
 
-from .guards import is_tenant_model
+from .guards import TENANT, is_tenant_model
 from .models import TenantManager
 
 TENANT_MIDDLEWARE = "appframework_tenancy.middleware.TenantMiddleware"
@@ -104,7 +104,7 @@ def check_models(
     for model in _tenant_models(app_configs):
         label = model._meta.label
         try:
-            column = model._meta.get_field("tenant_id")
+            column = model._meta.get_field(TENANT)
         except FieldDoesNotExist:
             column = None
         if column is None or column.null:
@@ -171,7 +171,7 @@ def _unique_warnings(model: Any) -> list[checks.CheckMessage]:
         for expression in constraint.expressions:
             names |= _referenced_names(expression)
         groups.append((constraint.name, names))
-    tenant_names = {"tenant_id", "tenant"}
+    tenant_names = {TENANT, "tenant"}
     return [
         _warning(
             "appframework_tenancy.W001",

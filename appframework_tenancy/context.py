@@ -68,11 +68,8 @@ def as_tenant(tenant_id: Any) -> Iterator[None]:
     """
     if isinstance(tenant_id, bool):
         raise TypeError("A tenant id cannot be a bool.")
-    token = _current.set(tenant_id)
-    try:
+    with _enter(tenant_id):
         yield
-    finally:
-        _current.reset(token)
 
 
 def all_tenants() -> Any:

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from .context import ALL_TENANTS, tenant_state
+from .context import current_tenant_id
 from .guards import is_tenant_model, same_tenant
 
 __all__ = ["tenant_guard"]
 
 
 def tenant_guard(user: Any, ability: str, *args: Any) -> bool | None:
-    state = tenant_state()
-    if state is None or state is ALL_TENANTS:
+    current = current_tenant_id()
+    if current is None:
         return None
     for arg in args:
-        if is_tenant_model(type(arg)) and not same_tenant(arg.tenant_id, state):
+        if is_tenant_model(type(arg)) and not same_tenant(arg.tenant_id, current):
             return False
     return None

@@ -13,7 +13,7 @@ from django.db import models
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
-from .context import ALL_TENANTS, tenant_state
+from .context import current_tenant_id
 from .exceptions import TenantMismatch, TenantRequired
 
 __all__ = [
@@ -50,10 +50,10 @@ def stamp_tenant(obj: Any) -> None:
     With no tenant (or every tenant) selected, a new row must name its tenant itself:
     ``tenant_id`` is NOT NULL, and a clear error beats an ``IntegrityError``.
     """
-    state = tenant_state()
+    current = current_tenant_id()  # None for "no tenant" and for "every tenant"
     tenant = obj.tenant_id
     if tenant is None:
-        if state is None or state is ALL_TENANTS:
+        if current is None:
             raise TenantRequired(
                 format_lazy(
                     _("No tenant is selected to own the new {model}."),
@@ -61,8 +61,8 @@ def stamp_tenant(obj: Any) -> None:
                 ),
                 code="tenant_required",
             )
-        obj.tenant_id = state
-    elif state is not None and state is not ALL_TENANTS and not same_tenant(tenant, state):
+        obj.tenant_id = current
+    elif current is not None and not same_tenant(tenant, current):
         raise _mismatch(_("A new row cannot be created for another tenant."))
 
 
@@ -71,8 +71,8 @@ def check_existing(obj: Any) -> None:
     loaded = getattr(obj, LOADED_ATTR, None)
     if loaded is not None and TENANT in loaded and not same_tenant(obj.tenant_id, loaded[TENANT]):
         raise _mismatch(_("The tenant of an existing row cannot be changed."))
-    state = tenant_state()
-    if state is not None and state is not ALL_TENANTS and not same_tenant(obj.tenant_id, state):
+    current = current_tenant_id()
+    if current is not None and not same_tenant(obj.tenant_id, current):
         raise _mismatch(_("This object belongs to another tenant."))
 
 
@@ -172,25 +172,26 @@ def check_related_tenants(
 
 
 def _check_generic(model: Any, gfk: Any, objs: Sequence[Any], using: str | None) -> None:
+    """One query per target model of the batch, like the concrete foreign keys."""
     from django.contrib.contenttypes.models import ContentType
 
     ct_attname = model._meta.get_field(gfk.ct_field).attname
+    by_type: dict[Any, list[Any]] = {}
     for obj in objs:
         ct_id, object_id = getattr(obj, ct_attname), getattr(obj, gfk.fk_field)
-        if ct_id is None or object_id is None:
-            continue
+        if ct_id is not None and object_id is not None:
+            by_type.setdefault(ct_id, []).append(obj)
+    for ct_id, linked in by_type.items():
         target = ContentType.objects.db_manager(using).get_for_id(ct_id).model_class()
-        if not is_tenant_model(target):
+        if target is None or not is_tenant_model(target):
             continue
-        assert target is not None
-        tenant = (
-            target._base_manager.using(using)
-            .filter(pk=object_id)
-            .values_list(TENANT, flat=True)
-            .first()
+        ids = [target._meta.pk.to_python(getattr(obj, gfk.fk_field)) for obj in linked]
+        owners = dict(
+            target._base_manager.using(using).filter(pk__in=ids).values_list("pk", TENANT)
         )
-        if tenant is not None and not same_tenant(tenant, obj.tenant_id):
-            raise _cross(model, gfk.name)
+        for obj, object_id in zip(linked, ids, strict=True):
+            if object_id in owners and not same_tenant(owners[object_id], obj.tenant_id):
+                raise _cross(model, gfk.name)
 
 
 def _cross(model: Any, field: str) -> TenantMismatch:
@@ -211,7 +212,7 @@ def check_update_values(queryset: Any, values: dict[str, Any]) -> None:
     model = queryset.model
     if TENANT in values or "tenant" in values:
         raise _mismatch(_("The tenant of an existing row cannot be changed."))
-    state = tenant_state()
+    current = current_tenant_id()
     for field in tenant_foreign_keys(model):
         for key in (field.name, field.attname):
             if key not in values:
@@ -231,8 +232,8 @@ def check_update_values(queryset: Any, values: dict[str, Any]) -> None:
             )
             if tenant is None:
                 continue
-            if state is not None and state is not ALL_TENANTS:
-                if not same_tenant(tenant, state):
+            if current is not None:
+                if not same_tenant(tenant, current):
                     raise _cross(model, field.name)
             elif queryset.exclude(**{TENANT: tenant}).exists():
                 raise _cross(model, field.name)
@@ -266,17 +267,20 @@ def check_upsert(
     )
 
 
+@functools.cache
+def remembered_attnames(model: type[models.Model]) -> tuple[str, ...]:
+    """The columns :func:`remember_state` records for ``model``."""
+    return (TENANT, *(f.attname for f in tenant_foreign_keys(model)))
+
+
 def remember_state(obj: Any) -> None:
     """Record the tenant and tenant foreign keys a row holds in the database now (after
-    a load or a save): later saves compare against it."""
+    a load or a save): later saves compare against it. Runs for every row read, so the
+    column list is worked out once per model."""
     data = obj.__dict__
     model: Any = obj.__class__
     setattr(
         obj,
         LOADED_ATTR,
-        {
-            attname: data[attname]
-            for attname in (TENANT, *(f.attname for f in tenant_foreign_keys(model)))
-            if attname in data
-        },
+        {attname: data[attname] for attname in remembered_attnames(model) if attname in data},
     )

@@ -14,10 +14,9 @@ from appframework.conf import app_settings
 
 from .context import ALL_TENANTS, tenant_state
 from .exceptions import TenantRequired
+from .guards import TENANT
 
 __all__ = ["TenantCondition", "TenantScope", "tenant_filter_active"]
-
-TENANT_FIELD = "tenant_id"
 
 
 def tenant_filter_active() -> Any:
@@ -69,7 +68,7 @@ class TenantScope(Expression):
     conditional = True
     output_field = BooleanField()
 
-    def __init__(self, field: str = TENANT_FIELD) -> None:
+    def __init__(self, field: str = TENANT) -> None:
         super().__init__()
         self.column_name = field
 

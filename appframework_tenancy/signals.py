@@ -10,6 +10,7 @@ from django.utils.translation import gettext_lazy as _
 
 from .exceptions import TenantMismatch
 from .guards import (
+    TENANT,
     check_existing,
     check_primary_key,
     check_related_tenants,
@@ -50,7 +51,7 @@ def guard_m2m_add(
     if not (is_tenant_model(type(instance)) and is_tenant_model(model)):
         return
     tenants = set(
-        model._base_manager.using(using).filter(pk__in=pk_set).values_list("tenant_id", flat=True)
+        model._base_manager.using(using).filter(pk__in=pk_set).values_list(TENANT, flat=True)
     )
     if any(not same_tenant(t, instance.tenant_id) for t in tenants):
         raise TenantMismatch(

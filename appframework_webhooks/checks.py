@@ -49,8 +49,10 @@ def check_visibility_timeout(**kwargs: Any) -> list[checks.CheckMessage]:
     """W001: the longest retry wait must stay below the broker's visibility timeout."""
     conf = app_settings.WEBHOOKS
     try:
+        from .tasks import MAX_JITTER, time_limits
+
         # The longest wait, plus an attempt running into Celery's hard time limit.
-        longest = float(conf.BACKOFF_CAP) * 1.2 + float(conf.DEADLINE) + 30
+        longest = float(conf.BACKOFF_CAP) * MAX_JITTER + time_limits()[1]
     except (TypeError, ValueError):
         return []
     options = getattr(settings, "CELERY_BROKER_TRANSPORT_OPTIONS", None) or {}

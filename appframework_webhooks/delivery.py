@@ -15,7 +15,7 @@ from .exceptions import UnsafeWebhookUrlError
 from .signing import sign, sign_v2
 from .ssrf import _parts, webhook_session
 
-__all__ = ["AttemptResult", "deliver_once", "webhook_headers"]
+__all__ = ["AttemptResult", "deliver_once", "failed_attempt", "webhook_headers"]
 
 logger = logging.getLogger("appframework.webhooks")
 
@@ -68,6 +68,12 @@ def _clip(text: str) -> str:
 def _printable(text: str) -> str:
     # NUL cannot be stored in a PostgreSQL text column; the log must never fail.
     return text.replace("\x00", "\ufffd")
+
+
+def failed_attempt(error: str, duration_ms: int = 0) -> AttemptResult:
+    """A failed, retryable attempt whose error is stored the way every error is
+    (clipped, no NUL byte)."""
+    return AttemptResult(False, None, _printable(_clip(error)), duration_ms, "", True)
 
 
 def deliver_once(

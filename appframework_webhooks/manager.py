@@ -43,11 +43,12 @@ FAN_OUT_THRESHOLD = 20
 
 
 def _task_options() -> dict[str, Any]:
-    conf = app_settings.WEBHOOKS
-    deadline = float(conf.DEADLINE)
-    options: dict[str, Any] = {"soft_time_limit": deadline + 15, "time_limit": deadline + 30}
-    if conf.QUEUE:
-        options["queue"] = conf.QUEUE
+    from .tasks import time_limits
+
+    soft, hard = time_limits()
+    options: dict[str, Any] = {"soft_time_limit": soft, "time_limit": hard}
+    if app_settings.WEBHOOKS.QUEUE:
+        options["queue"] = app_settings.WEBHOOKS.QUEUE
     return options
 
 

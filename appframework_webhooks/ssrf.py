@@ -229,10 +229,10 @@ class PinnedAddressAdapter(HTTPAdapter):
         )
         host = host_params["host"]
         scheme = host_params["scheme"]
-        port = host_params.get("port") or (443 if scheme == "https" else 80)
+        default_port = 443 if scheme == "https" else 80
+        port = host_params.get("port") or default_port
         address = check_host(host, port)
         shown = f"[{host}]" if ":" in host else host
-        default_port = 443 if scheme == "https" else 80
         request.headers["Host"] = shown if port == default_port else f"{shown}:{port}"
         if scheme == "https":
             pool_kwargs["assert_hostname"] = host

@@ -18,18 +18,31 @@ from celery import shared_task
 
 from appframework.conf import app_settings
 
-from .delivery import AttemptResult, deliver_once
+from .delivery import AttemptResult, deliver_once, failed_attempt
 
-__all__ = ["DeliverWebhookJob", "FanOutWebhookJob", "backoff"]
+__all__ = ["MAX_JITTER", "DeliverWebhookJob", "FanOutWebhookJob", "backoff", "time_limits"]
 
 logger = logging.getLogger("appframework.webhooks")
+
+
+#: Retries wait their backoff times a factor within 1 +- JITTER; so at most
+#: BACKOFF_CAP x MAX_JITTER.
+JITTER = 0.2
+MAX_JITTER = 1 + JITTER
+
+
+def time_limits() -> tuple[float, float]:
+    """Celery's (soft, hard) time limits of one attempt: the reading deadline plus room
+    for the DNS lookup, the log write and the retry publish."""
+    deadline = float(app_settings.WEBHOOKS.DEADLINE)
+    return deadline + 15, deadline + 30
 
 
 def backoff(retries: int) -> float:
     """Seconds before retry number ``retries + 1``: BASE x 2^retries, capped, ±20 %."""
     conf = app_settings.WEBHOOKS
     delay = min(float(conf.BACKOFF_CAP), float(conf.BACKOFF_BASE) * 2**retries)
-    return delay * random.uniform(0.8, 1.2)
+    return delay * random.uniform(1 - JITTER, MAX_JITTER)
 
 
 def _log(
@@ -97,8 +110,7 @@ def DeliverWebhookJob(self: Any, endpoint_id: int, event: str, body: str, delive
         # its answer, an unexpected error) it is logged and retried like a failed one:
         # a delivery never ends without a row saying why.
         logger.exception("Webhook %s (%s) attempt %s raised.", event, delivery_id, attempt)
-        error = f"{type(exc).__name__}: {exc}"[:2000]
-        outcome = AttemptResult(False, None, error, 0, "", True)
+        outcome = failed_attempt(f"{type(exc).__name__}: {exc}")
     final = not outcome.success and (not outcome.retryable or attempt >= max_attempts)
     _log(endpoint, event, body, delivery_id, attempt, outcome, final)
     if outcome.success:

@@ -8,7 +8,7 @@ CSRF_*, API_TOKEN_EXPIRES_IN, SECURITY_HEADERS_*; docs/settings.md) are applied 
 Safe by default: DEBUG is off unless ``DEBUG=1`` (``scripts/demo`` sets it), and no
 secret key is committed: without ``APP_SECRET_KEY`` a random key is kept in the ignored
 file ``.demo-secret-key`` next to ``manage.py``. ``manage.py check --deploy`` refuses that
-key (appframework.E007), as it refuses the demo user (blog.E001).
+key (blog.E002), as it refuses the demo user (blog.E001).
 """
 
 from __future__ import annotations
@@ -72,12 +72,12 @@ def load_or_create_secret_key(path: Path) -> str:
             os.unlink(tmp)  # gone already after a rename; a linked copy stays at `path`
 
 
-# Recorded so that the deploy check appframework.E007 can refuse this key in production.
+# Recorded so that the deploy check blog.E002 can refuse this key in production.
 DEMO_SECRET_KEY_FILE = BASE_DIR.parent / ".demo-secret-key"
 
 if "APP_SECRET_KEY" not in os.environ:
     # Local use only. Real deployments set APP_SECRET_KEY (appframework.E001 refuses to
-    # start without a key; `check --deploy` refuses this file's key, E007).
+    # start without a key; `check --deploy` refuses this file's key, blog.E002).
     SECRET_KEY = load_or_create_secret_key(DEMO_SECRET_KEY_FILE)
 
 INSTALLED_APPS = [

@@ -12,6 +12,7 @@ from django.core.exceptions import FieldDoesNotExist
 from ..backends import backend_path
 from ..checks import _error, _warning
 from ..conf import app_settings
+from ..env import SESSION_STORE
 
 
 def check_backend(
@@ -79,7 +80,6 @@ def check_user_model(
     return errors
 
 
-SESSION_STORE = "appframework.auth.session_store"
 _PLAIN_SIGNED = "django.contrib.sessions.backends.signed_cookies"
 
 

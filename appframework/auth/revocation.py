@@ -97,13 +97,20 @@ async def ais_session_ended(nonce: str) -> bool:
     return bool(await revocation_cache().aget(ended_session_key(nonce)))
 
 
-def revoke_session_tokens(nonce: str) -> None:
-    """Every API token issued from the session with this nonce stops working."""
-    revocation_cache().set(_session_tokens_key(nonce), True, _token_lifetime())
+def revoke_session_tokens(*nonces: str) -> None:
+    """Every API token issued from the sessions with these nonces stops working (one
+    cache write for all of them)."""
+    if nonces:
+        revocation_cache().set_many(
+            {_session_tokens_key(n): True for n in nonces}, _token_lifetime()
+        )
 
 
-async def arevoke_session_tokens(nonce: str) -> None:
-    await revocation_cache().aset(_session_tokens_key(nonce), True, _token_lifetime())
+async def arevoke_session_tokens(*nonces: str) -> None:
+    if nonces:
+        await revocation_cache().aset_many(
+            {_session_tokens_key(n): True for n in nonces}, _token_lifetime()
+        )
 
 
 def revoke_token_id(token_id: str) -> None:
@@ -161,5 +168,5 @@ def renew_nonce(request: HttpRequest) -> None:
     if session is None or not old:
         return
     revoke_session(old)
-    previous = list(session.get(PREVIOUS_NONCES_SESSION_KEY) or [])[-(_KEEP_PREVIOUS - 1):]
+    previous = list(session.get(PREVIOUS_NONCES_SESSION_KEY) or [])[-(_KEEP_PREVIOUS - 1) :]
     session[PREVIOUS_NONCES_SESSION_KEY] = [*previous, old]

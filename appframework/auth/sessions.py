@@ -67,20 +67,20 @@ async def alogin(request: HttpRequest, user: Any) -> None:
     set_request_user(request, user)
 
 
-def _revoke_tokens(request: HttpRequest, revoke_tokens: bool | None) -> None:
+def _should_revoke(revoke_tokens: bool | None) -> bool:
     if revoke_tokens is None:
-        revoke_tokens = bool(app_settings.AUTH.REVOKE_TOKENS_ON_LOGOUT)
-    if revoke_tokens:
-        for nonce in session_nonces(getattr(request, "session", None)):
-            revoke_session_tokens(nonce)
+        return bool(app_settings.AUTH.REVOKE_TOKENS_ON_LOGOUT)
+    return revoke_tokens
+
+
+def _revoke_tokens(request: HttpRequest, revoke_tokens: bool | None) -> None:
+    if _should_revoke(revoke_tokens):
+        revoke_session_tokens(*session_nonces(getattr(request, "session", None)))
 
 
 async def _arevoke_tokens(request: HttpRequest, revoke_tokens: bool | None) -> None:
-    if revoke_tokens is None:
-        revoke_tokens = bool(app_settings.AUTH.REVOKE_TOKENS_ON_LOGOUT)
-    if revoke_tokens:
-        for nonce in await asession_nonces(getattr(request, "session", None)):
-            await arevoke_session_tokens(nonce)
+    if _should_revoke(revoke_tokens):
+        await arevoke_session_tokens(*await asession_nonces(getattr(request, "session", None)))
 
 
 def _anonymous() -> Any:

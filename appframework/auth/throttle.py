@@ -100,5 +100,3 @@ class LoginThrottle:
         self.limiter.reset(account, window)
         if address is not None:
             self.limiter.refund(address, window)
-
-

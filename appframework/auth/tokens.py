@@ -146,17 +146,19 @@ class TokenManager:
         uid, fingerprint = data["uid"], data.get("h", "")
         if not isinstance(uid, int | str) or not isinstance(fingerprint, str):
             return None
-        return _Payload(uid, fingerprint, _optional_str(data.get("jti")), _optional_str(data.get("sid")))
+        return _Payload(
+            uid, fingerprint, _optional_str(data.get("jti")), _optional_str(data.get("sid"))
+        )
 
     @staticmethod
     def _revoked(payload: _Payload) -> bool:
         keys = revoked_token_keys(payload.token_id, payload.session)
-        return bool(keys) and any_set(revocation_cache(), keys)
+        return any_set(revocation_cache(), keys)
 
     @staticmethod
     async def _arevoked(payload: _Payload) -> bool:
         keys = revoked_token_keys(payload.token_id, payload.session)
-        return bool(keys) and await aany_set(revocation_cache(), keys)
+        return await aany_set(revocation_cache(), keys)
 
     def _accept(self, user: Any, payload: _Payload) -> Any | None:
         if user is None or not is_active(user):

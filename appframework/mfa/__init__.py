@@ -5,44 +5,27 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_exports
+from .flows import (
+    acomplete_challenge,
+    apending_user_id,
+    astart_challenge,
+    complete_challenge,
+    confirm,
+    disable,
+    enroll,
+    login_or_challenge,
+    pending_user_id,
+    start_challenge,
+    verify_and_consume,
+)
 from .recovery import generate_recovery_codes
 from .totp import generate_secret, provisioning_uri, verify_totp
 
 if TYPE_CHECKING:
-    from .flows import (
-        acomplete_challenge,
-        apending_user_id,
-        astart_challenge,
-        complete_challenge,
-        confirm,
-        disable,
-        enroll,
-        login_or_challenge,
-        pending_user_id,
-        start_challenge,
-        verify_and_consume,
-    )
     from .models import MfaEnrollable
 
-_EXPORTS = {
-    **{
-        name: ".flows"
-        for name in (
-            "acomplete_challenge",
-            "apending_user_id",
-            "astart_challenge",
-            "complete_challenge",
-            "confirm",
-            "disable",
-            "enroll",
-            "login_or_challenge",
-            "pending_user_id",
-            "start_challenge",
-            "verify_and_consume",
-        )
-    },
-    "MfaEnrollable": ".models",
-}
+# Only the model mixin needs the app registry; everything else imports plainly.
+__getattr__ = lazy_exports(__name__, {"MfaEnrollable": ".models"})
 
 __all__ = [
     "MfaEnrollable",
@@ -62,5 +45,3 @@ __all__ = [
     "verify_and_consume",
     "verify_totp",
 ]
-
-__getattr__ = lazy_exports(__name__, _EXPORTS)

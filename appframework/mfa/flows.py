@@ -13,6 +13,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.db import router, transaction
 from django.http import HttpRequest
+from django.utils.crypto import constant_time_compare
 from django.utils.translation import gettext_lazy as _
 
 from ..conf import app_settings
@@ -56,6 +57,16 @@ def _account_name(user: Any) -> str:
     return str(getter() if callable(getter) else user.pk)
 
 
+def _save_mfa(user: Any, last_counter: int | None, **values: Any) -> None:
+    """Set the MFA columns in ``values`` (and ``mfa_last_counter`` when the model has it)
+    and save only those."""
+    if _has_last_counter(user):
+        values["mfa_last_counter"] = last_counter
+    for name, value in values.items():
+        setattr(user, name, value)
+    user.save(update_fields=list(values))
+
+
 # -- enrollment -----------------------------------------------------------------------
 def enroll(user: Any, *, issuer: str | None = None) -> dict[str, str]:
     """Store a new pending secret (``mfa_enabled`` stays False; a second call replaces
@@ -63,13 +74,7 @@ def enroll(user: Any, *, issuer: str | None = None) -> dict[str, str]:
     if getattr(user, "mfa_enabled", False):
         raise ValidationException(_("Two-factor authentication is already on."), code="mfa_enabled")
     secret = generate_secret()
-    user.mfa_secret = secret
-    user.mfa_recovery_codes = None
-    fields = ["mfa_secret", "mfa_recovery_codes"]
-    if _has_last_counter(user):
-        user.mfa_last_counter = None
-        fields.append("mfa_last_counter")
-    user.save(update_fields=fields)
+    _save_mfa(user, None, mfa_secret=secret, mfa_recovery_codes=None)
     return {
         "uri": provisioning_uri(secret, _account_name(user), issuer or _issuer()),
         "secret": secret,
@@ -88,26 +93,19 @@ def confirm(user: Any, code: Any) -> list[str]:
     if counter is None:
         raise ValidationException(_("The code is not valid."), code="mfa_invalid_code")
     codes = generate_recovery_codes()
-    user.mfa_enabled = True
-    user.mfa_recovery_codes = [hash_recovery_code(c) for c in codes]
-    fields = ["mfa_enabled", "mfa_recovery_codes"]
-    if _has_last_counter(user):
-        user.mfa_last_counter = counter  # the confirming code cannot sign in again
-        fields.append("mfa_last_counter")
-    user.save(update_fields=fields)
+    # The confirming step counts as used: the same code cannot sign in afterwards.
+    _save_mfa(
+        user,
+        counter,
+        mfa_enabled=True,
+        mfa_recovery_codes=[hash_recovery_code(c) for c in codes],
+    )
     return codes
 
 
 def disable(user: Any) -> None:
     """TOTP off: the secret and every recovery code are removed."""
-    user.mfa_enabled = False
-    user.mfa_secret = None
-    user.mfa_recovery_codes = None
-    fields = ["mfa_enabled", "mfa_secret", "mfa_recovery_codes"]
-    if _has_last_counter(user):
-        user.mfa_last_counter = None
-        fields.append("mfa_last_counter")
-    user.save(update_fields=fields)
+    _save_mfa(user, None, mfa_enabled=False, mfa_secret=None, mfa_recovery_codes=None)
 
 
 def verify_and_consume(user: Any, code: Any) -> bool:
@@ -186,38 +184,29 @@ def _pending(request: HttpRequest) -> dict[str, Any] | None:
     return pending
 
 
-def pending_user_id(request: HttpRequest) -> Any | None:
-    """The id of the user whose code is awaited, or None."""
-    pending = _pending(request)
-    if pending is None:
-        return None
+def _pending_uid(pending: dict[str, Any]) -> Any:
     from django.contrib.auth import get_user_model
 
     return get_user_model()._meta.pk.to_python(pending["uid"])
 
 
-def _limit(user_id: Any, rate_limit_attempts: int, rate_limit_window: float) -> None:
+def pending_user_id(request: HttpRequest) -> Any | None:
+    """The id of the user whose code is awaited, or None."""
+    pending = _pending(request)
+    return None if pending is None else _pending_uid(pending)
+
+
+def _limiter() -> Any | None:
+    """The RateLimiter bound in the container (AuthServiceProvider binds one); without
+    one the challenge is not rate-limited."""
     from ..container import container
     from ..ratelimit import RateLimiter
 
-    if RateLimiter not in container:
-        return
-    limiter: RateLimiter = container.resolve(RateLimiter)
-    result = limiter.hit(f"mfa-challenge:{user_id}", rate_limit_attempts, rate_limit_window)
-    if not result.allowed:
-        raise TooManyRequestsException(
-            _("Too many two-factor attempts; try again later."),
-            code="mfa_rate_limited",
-            retry_after=max(1, int(result.retry_after + 0.999)),
-        )
+    return container.resolve(RateLimiter) if RateLimiter in container else None
 
 
-def _reset_limit(user_id: Any, rate_limit_window: float) -> None:
-    from ..container import container
-    from ..ratelimit import RateLimiter
-
-    if RateLimiter in container:
-        container.resolve(RateLimiter).reset(f"mfa-challenge:{user_id}", rate_limit_window)
+def _limit_key(user_id: Any) -> str:
+    return f"mfa-challenge:{user_id}"
 
 
 def complete_challenge(
@@ -239,29 +228,30 @@ def complete_challenge(
     pending = _pending(request)
     if pending is None:
         return None
-    user_id = get_user_model()._meta.pk.to_python(pending["uid"])
-    if rate_limit:
-        _limit(user_id, rate_limit_attempts, rate_limit_window)
+    user_id = _pending_uid(pending)
+    limiter = _limiter() if rate_limit else None
+    if limiter is not None:
+        result = limiter.hit(_limit_key(user_id), rate_limit_attempts, rate_limit_window)
+        if not result.allowed:
+            raise TooManyRequestsException(
+                _("Too many two-factor attempts; try again later."),
+                code="mfa_rate_limited",
+                retry_after=result.retry_after,
+            )
     user = get_user_model()._base_manager.filter(pk=user_id).first()
     if user is None or not getattr(user, "is_active", True):
         return None
     # A password changed (or a logout everywhere) since the password step ends it.
-    if not hmac_equal(pending.get("hash", ""), user.get_session_auth_hash()):
+    if not constant_time_compare(str(pending.get("hash", "")), user.get_session_auth_hash()):
         _session(request).pop(PENDING_SESSION_KEY, None)
         return None
     if not verify_and_consume(user, code):
         return None
     _session(request).pop(PENDING_SESSION_KEY, None)
-    if rate_limit:
-        _reset_limit(user_id, rate_limit_window)
+    if limiter is not None:
+        limiter.reset(_limit_key(user_id), rate_limit_window)
     login(request, user)
     return user
-
-
-def hmac_equal(a: Any, b: Any) -> bool:
-    import hmac
-
-    return isinstance(a, str) and isinstance(b, str) and hmac.compare_digest(a, b)
 
 
 def login_or_challenge(request: HttpRequest, user: Any) -> bool:

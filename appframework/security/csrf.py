@@ -300,20 +300,13 @@ _FORM_TYPES = frozenset({"application/x-www-form-urlencoded", "multipart/form-da
 
 
 def _session_loads_in_memory(request: HttpRequest) -> bool:
+    """Whether loading the session does no I/O: Django's signed cookies decode in
+    memory; a store may say otherwise with a ``loads_in_memory`` attribute (the suite's
+    own store reads its record of ended sessions)."""
     session = getattr(request, "session", None)
     if session is None:
         return True
-    if not isinstance(session, SignedCookieSession):
-        return False
-    from ..auth.session_store import SessionStore
-
-    # The suite's store also reads the record of ended sessions, from memory only when
-    # that cache is locmem.
-    if isinstance(session, SessionStore):
-        from ..auth.revocation import revocation_in_memory
-
-        return revocation_in_memory()
-    return True
+    return bool(getattr(session, "loads_in_memory", isinstance(session, SignedCookieSession)))
 
 
 def _as_coroutine(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -1,4 +1,4 @@
-"""The demo project's own deployment check (``blog.E001``; docs/checks.md).
+"""The demo project's own deployment checks (``blog.E001``, ``blog.E002``; docs/checks.md).
 
 Registered when ``BlogConfig.ready()`` imports this module.
 """
@@ -6,11 +6,14 @@ Registered when ``BlogConfig.ready()`` imports this module.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from django.apps import AppConfig
+from django.conf import settings
 from django.core import checks
 from django.db import DatabaseError
+from django.utils.crypto import constant_time_compare
 
 from appframework.checks import _error
 
@@ -41,5 +44,38 @@ def check_no_seeded_demo_user(
             "published in this repository and it is a superuser.",
             "Delete it (in the admin, or User.objects.filter(email=...).delete() in "
             "manage.py shell) and never run seed_demo against a production database.",
+        )
+    ]
+
+
+def _demo_file_key() -> str | None:
+    """The key in ``settings.DEMO_SECRET_KEY_FILE`` (the demo's per-machine key), if any."""
+    path = getattr(settings, "DEMO_SECRET_KEY_FILE", None)
+    if not path:
+        return None
+    try:
+        return Path(path).read_text(encoding="ascii").strip() or None
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+@checks.register(checks.Tags.security, deploy=True)
+def check_demo_secret_key_file(
+    *,
+    app_configs: Sequence[AppConfig] | None = None,
+    databases: Sequence[str] | None = None,
+    **kwargs: Any,
+) -> list[checks.CheckMessage]:
+    """blog.E002: SECRET_KEY is the demo's per-machine key from ``.demo-secret-key``."""
+    secret = getattr(settings, "SECRET_KEY", "")
+    demo_key = _demo_file_key()
+    if not secret or demo_key is None or not constant_time_compare(secret, demo_key):
+        return []
+    return [
+        _error(
+            "blog.E002",
+            f"SECRET_KEY is the demo's local key (read from {settings.DEMO_SECRET_KEY_FILE}): "
+            "it sits in a file on a developer machine, not in a secret store.",
+            "Set APP_SECRET_KEY to a long random value kept out of the repository.",
         )
     ]

@@ -46,6 +46,11 @@ def resolve_tenant(request: HttpRequest) -> int | None:
         tenant = int(wanted)
     except (TypeError, ValueError):
         raise ForbiddenException("Unknown tenant.", code="tenant_not_member") from None
+    return require_member(tenant, members)
+
+
+def require_member(tenant: int, members: list[int]) -> int:
+    """``tenant``, if it is one of ``members``; a 403 otherwise (a claim, never trusted)."""
     if tenant not in members:
         raise ForbiddenException("You are not a member of this tenant.", code="tenant_not_member")
     return tenant

@@ -143,7 +143,7 @@ def tenant_view(request: HttpRequest) -> HttpResponse:
     from appframework_tenancy import current_tenant_id
 
     from .models import Tenant
-    from .tenancy import SESSION_KEY, member_tenant_ids
+    from .tenancy import SESSION_KEY, member_tenant_ids, require_member
 
     user = current_user_sync(request)
     if request.method == "POST":
@@ -155,13 +155,7 @@ def tenant_view(request: HttpRequest) -> HttpResponse:
             wanted = int(request.POST.get("tenant", ""))
         except ValueError:
             raise BadRequestException("tenant: a tenant id.") from None
-        if wanted not in member_tenant_ids(user):
-            from appframework.exceptions import ForbiddenException
-
-            raise ForbiddenException(
-                "You are not a member of this tenant.", code="tenant_not_member"
-            )
-        request.session[SESSION_KEY] = wanted
+        request.session[SESSION_KEY] = require_member(wanted, member_tenant_ids(user))
         return redirect("tenant")
     mine = set(member_tenant_ids(user)) if user is not None else set()
     return render(

@@ -1,4 +1,4 @@
-"""Deployment checks appframework.E007, E008, W005 and the demo's blog.E001 (docs/checks.md).
+"""Deployment checks appframework.E007, E008, W005 and the demo's blog.E001/E002 (docs/checks.md).
 
 Each is shown firing and staying quiet, directly and through Django's registry: they run
 under ``manage.py check --deploy`` only, never at a plain ``check``/``runserver``.
@@ -26,7 +26,7 @@ from appframework.checks import (
     check_session_cookie_secure,
     check_shared_caches,
 )
-from testproject.blog.checks import check_no_seeded_demo_user
+from testproject.blog.checks import check_demo_secret_key_file, check_no_seeded_demo_user
 from testproject.blog.management.commands.seed_demo import DEMO_EMAIL
 from testproject.blog.models import User
 
@@ -83,6 +83,7 @@ def _caches(**aliases: str) -> Any:
         check_session_cookie_secure,
         check_shared_caches,
         check_no_seeded_demo_user,
+        check_demo_secret_key_file,
     ],
 )
 def test_registered_as_deployment_checks_only(check: Any) -> None:
@@ -112,36 +113,38 @@ def test_e007_published_keys(key: str) -> None:
     _assert_documented(messages)
 
 
-def test_e007_the_demo_file_key(tmp_path: Path) -> None:
+def test_blog_e002_the_demo_file_key(tmp_path: Path) -> None:
     key_file = tmp_path / ".demo-secret-key"
     key_file.write_text("per-machine-random-key-0123456789-abcdefghijklmnopqrstuvwxyz\n")
     with override_settings(
         DEMO_SECRET_KEY_FILE=key_file,
         SECRET_KEY="per-machine-random-key-0123456789-abcdefghijklmnopqrstuvwxyz",
     ):
-        messages = check_demo_secret_key()
-    assert _ids(messages) == ["appframework.E007"]
+        messages = check_demo_secret_key_file()
+        assert check_demo_secret_key() == []  # not a published key: the library's E007 is quiet
+    assert _ids(messages) == ["blog.E002"]
     assert str(key_file) in messages[0].msg
     _assert_documented(messages)
 
 
-def test_e007_quiet_for_a_key_of_its_own(tmp_path: Path) -> None:
+def test_e007_and_blog_e002_quiet_for_a_key_of_its_own(tmp_path: Path) -> None:
     key_file = tmp_path / ".demo-secret-key"
     key_file.write_text("the-demo-key-on-this-machine-0123456789-abcdefghijklmnopqrstuvw\n")
     with override_settings(DEMO_SECRET_KEY_FILE=key_file, SECRET_KEY=GOOD_KEY):
         assert check_demo_secret_key() == []
-        assert "appframework.E007" not in _deploy_ids()
+        assert check_demo_secret_key_file() == []
+        assert not {"appframework.E007", "blog.E002"} & set(_deploy_ids())
 
 
 @pytest.mark.parametrize("where", ["missing-file", "no-setting", "empty-file"])
-def test_e007_quiet_without_a_readable_demo_file(tmp_path: Path, where: str) -> None:
+def test_blog_e002_quiet_without_a_readable_demo_file(tmp_path: Path, where: str) -> None:
     key_file = tmp_path / ".demo-secret-key"
     if where == "empty-file":
         key_file.write_text("")
     with override_settings(SECRET_KEY=GOOD_KEY, DEMO_SECRET_KEY_FILE=key_file):
         if where == "no-setting":
             del settings.DEMO_SECRET_KEY_FILE
-        assert check_demo_secret_key() == []
+        assert check_demo_secret_key_file() == []
 
 
 def test_e007_leaves_a_missing_key_to_e001() -> None:
@@ -284,5 +287,5 @@ def test_manage_py_check_deploy_refuses_the_demo_configuration(tmp_path: Path) -
     ):
         call_command("check", deploy=True, stdout=io.StringIO())
     report = str(raised.value)
-    for id_ in ("appframework.E007", "appframework.E008", "appframework.W005", "blog.E001"):
+    for id_ in ("blog.E002", "appframework.E008", "appframework.W005", "blog.E001"):
         assert id_ in report

@@ -85,10 +85,10 @@ def test_max_tokens_error_happens_before_any_resolver(client: Client, configure:
 def test_nested_query_helper_has_the_requested_depth() -> None:
     from graphql import parse
 
-    from appframework_graphql.measure import max_operation_depth
+    from appframework_graphql.measure import measure
 
     for depth in (2, 3, 15, 16, 40):
-        assert max_operation_depth(parse(nested_query(depth))) == depth
+        assert measure(parse(nested_query(depth)), cap=1).depth == depth
 
 
 def test_max_depth_15_passes_and_16_fails_by_default(client: Client) -> None:
