@@ -27,6 +27,7 @@ from django.core.exceptions import (
 )
 from django.http import Http404, HttpResponse
 from django.test import AsyncClient, Client, RequestFactory, override_settings
+from django.urls import get_resolver
 from django.utils.html import escape
 
 from appframework import views as handlers
@@ -217,27 +218,27 @@ def test_error_raised_by_view_is_small_html_page_with_same_status_for_browser(
 
 
 @pytest.mark.parametrize(
-    ("cls", "status", "code"),
+    ("cls", "status", "code", "title"),
     [
-        (UnauthorizedException, 401, "not_authenticated"),
-        (ForbiddenException, 403, "permission_denied"),
-        (BadRequestException, 400, "bad_request"),
-        (NotFoundException, 404, "not_found"),
-        (MethodNotAllowedException, 405, "method_not_allowed"),
-        (PayloadTooLargeException, 413, "payload_too_large"),
-        (UnsupportedMediaTypeException, 415, "unsupported_media_type"),
-        (ValidationException, 422, "invalid"),
-        (TooManyRequestsException, 429, "throttled"),
-        (ServerErrorException, 500, "server_error"),
+        (UnauthorizedException, 401, "not_authenticated", "Unauthorized"),
+        (ForbiddenException, 403, "permission_denied", "Forbidden"),
+        (BadRequestException, 400, "bad_request", "Bad Request"),
+        (NotFoundException, 404, "not_found", "Not Found"),
+        (MethodNotAllowedException, 405, "method_not_allowed", "Method Not Allowed"),
+        (PayloadTooLargeException, 413, "payload_too_large", "Content Too Large"),
+        (UnsupportedMediaTypeException, 415, "unsupported_media_type", "Unsupported Media Type"),
+        (ValidationException, 422, "invalid", "Unprocessable Content"),
+        (TooManyRequestsException, 429, "throttled", "Too Many Requests"),
+        (ServerErrorException, 500, "server_error", "Internal Server Error"),
     ],
 )
 def test_each_exception_has_its_status_and_stable_code(
-    cls: type[AppFrameworkError], status: int, code: str
+    cls: type[AppFrameworkError], status: int, code: str, title: str
 ) -> None:
     error = cls()
     assert cls.status_code == status
     assert error.code == code
-    assert str(error.title)
+    assert str(error.title) == title
     assert str(error.detail) == str(cls.default_detail)
 
 
@@ -341,13 +342,17 @@ def test_unexpected_exception_is_500_in_the_one_format_without_its_text(
     assert "RuntimeError" not in response.content.decode()
 
 
-def test_error_urlconf_points_the_handlers_at_the_suites_views() -> None:
-    from . import error_urls
-
-    assert error_urls.handler400 == "appframework.views.bad_request"
-    assert error_urls.handler403 == "appframework.views.permission_denied"
-    assert error_urls.handler404 == "appframework.views.page_not_found"
-    assert error_urls.handler500 == "appframework.views.server_error"
+@pytest.mark.parametrize(
+    ("status", "view"),
+    [
+        (400, handlers.bad_request),
+        (403, handlers.permission_denied),
+        (404, handlers.page_not_found),
+        (500, handlers.server_error),
+    ],
+)
+def test_error_urlconf_points_the_handlers_at_the_suites_views(status: int, view: Any) -> None:
+    assert get_resolver("tests.core.error_urls").resolve_error_handler(status) is view
 
 
 # -- a request body over DATA_UPLOAD_MAX_MEMORY_SIZE: 413 ------------------------------------------

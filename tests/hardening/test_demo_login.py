@@ -81,7 +81,10 @@ def test_wrong_password_for_a_real_account_keeps_its_address(
 
 
 def test_a_fresh_form_has_an_empty_email() -> None:
-    assert 'value=""' in Client().get("/login").content.decode()
+    html = Client().get("/login").content.decode()
+    email_inputs = re.findall(r'<input[^>]*\bname="email"[^>]*>', html)
+    assert len(email_inputs) == 1, html
+    assert re.search(r'\svalue=""(?=[\s>])', email_inputs[0]), email_inputs[0]
 
 
 def test_other_methods_are_405(client: Client) -> None:
@@ -120,6 +123,7 @@ def test_post_with_the_cookie_but_no_token_is_403(
     csrf_client.get("/login")
     response = csrf_client.post("/login", {"email": user.email, "password": password})
     assert response.status_code == 403
+    assert _session_cookie(csrf_client) is None
 
 
 def test_get_then_post_with_cookie_and_token_logs_in(
@@ -159,7 +163,7 @@ def _attempt(email: str, password: str, address: str) -> int:
 
 
 def test_too_many_wrong_passwords_answer_a_429_page(user: Any, password: str) -> None:
-    with _rate_limit(LOGIN_ATTEMPTS=2):
+    with _rate_limit(LOGIN_ATTEMPTS=2, LOGIN_WINDOW=300):
         assert [_attempt(user.email, "wrong", "192.0.2.1") for _ in range(2)] == [401, 401]
         client = Client(enforce_csrf_checks=True, REMOTE_ADDR="192.0.2.1")
         client.get("/login")
@@ -169,8 +173,11 @@ def test_too_many_wrong_passwords_answer_a_429_page(user: Any, password: str) ->
             **HTML,
         )
     assert response.status_code == 429
-    assert response["Retry-After"]
+    assert 1 <= int(response["Retry-After"]) <= 300  # within LOGIN_WINDOW
     assert response["Content-Type"].startswith("text/html")
+    # The right password past the limit does not sign the visitor in.
+    assert _session_cookie(client) is None
+    assert session_cookie_name() not in response.cookies
 
 
 def test_the_per_address_limit_applies_across_accounts(user: Any, password: str) -> None:

@@ -209,16 +209,6 @@ def test_refused_attempt_is_not_logged_in(staff: Any, password: str) -> None:
     assert settings.SESSION_COOKIE_NAME not in client.cookies
 
 
-@pytest.mark.parametrize(
-    "variant",
-    ["ALICE@EXAMPLE.COM", " alice@example.com", "alice@example.com\t", "Alice@Example.com"],
-)
-def test_case_and_whitespace_variants_count_as_the_same_account(variant: str, staff: Any) -> None:
-    assert attempts(via_authenticate, staff.email, "guess", 4) == [WRONG] * 4
-    assert via_authenticate(variant, "guess", ATTACKER, None) == WRONG
-    assert via_authenticate(staff.email, "guess", ATTACKER, None) == THROTTLED
-
-
 @pytest.mark.parametrize("door", DOORS)
 def test_success_before_the_limit_clears_the_accounts_count(
     door: Door, staff: Any, password: str

@@ -5,8 +5,8 @@
 - IPv6 addresses are counted per /64 (rotating addresses inside one's own /64 is free);
   an IPv4-mapped IPv6 address is its IPv4 address.
 - ``client_ip`` strips ports (``192.0.2.1:5555``, ``[2001:db8::1]:443``).
-- Usernames are NFKC-normalised and casefolded: full-width or differently cased spellings
-  share the account's count.
+- Usernames are NFKC-normalised, stripped and casefolded: full-width, differently cased
+  or whitespace-padded spellings share the account's count.
 - Without a client address the throttle still counts (every such client shares one
   count) and logs one warning.
 
@@ -204,9 +204,14 @@ def full_width(text: str) -> str:
         full_width("alice@example.com"),
         "Alice@Example.com",
         "ALICE@EXAMPLE.COM",
+        " alice@example.com",
+        "alice@example.com\t",
+        " " + full_width("Alice") + "@example.com\n",
     ],
 )
-def test_width_and_case_variants_share_the_accounts_count(variant: str, user: Any) -> None:
+def test_width_case_and_whitespace_variants_share_the_accounts_count(
+    variant: str, user: Any
+) -> None:
     assert user.email == "alice@example.com" != variant
     assert full_width("A@.") == "\uff21\uff20\uff0e"
     assert attempts(via_authenticate, user.email, "guess", 4) == [WRONG] * 4

@@ -95,8 +95,10 @@ def test_address_limit_keeps_a_flood_from_evicting_even_a_record_on_the_throttle
     use_revocation_cache(settings, "default")
     kept = logged_out_copy(mode, user, password)
 
-    flood()
+    outcomes = flood()
 
+    assert outcomes == [WRONG] * ADDRESS_LIMIT + [THROTTLED] * (FLOOD - ADDRESS_LIMIT)
+    assert caches["default"].get(ended_session_key(nonce_of(kept))) is True
     assert replay_status(mode, kept) == 401
 
 

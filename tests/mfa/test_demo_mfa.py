@@ -272,11 +272,21 @@ def test_a_wrong_code_is_a_401_page_with_an_error_and_the_sign_in_stays_pending(
 
 
 def test_the_code_that_confirmed_enrollment_cannot_sign_in(
-    challenged: Client, user: Any, enrolled: dict[str, Any]
+    challenged: Client, user: Any, enrolled: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     response = _post(challenged, "/login/mfa", {"code": enrolled["confirm_code"]})
     assert response.status_code == 401
     assert not _signed_in_as(challenged, user)
+    # Refused as spent, not for some other reason: the sign-in is still pending and a
+    # live unused code (the next step's) then completes it.
+    assert str(_pending(challenged)["uid"]) == str(user.pk)
+    later = enrolled["after"] + 30
+    _freeze_totp_clock(monkeypatch, later)
+    live = pyotp.TOTP(enrolled["secret"]).at(later)
+    response = _post(challenged, "/login/mfa", {"code": live})
+    assert response.status_code == 302
+    assert response["Location"] == "/"
+    assert _signed_in_as(challenged, user)
 
 
 def test_the_next_steps_code_signs_in(

@@ -128,10 +128,21 @@ def test_admin_delete_view_of_another_tenants_post_is_not_found_and_deletes_noth
 def test_admin_history_of_another_tenants_post_is_not_found(
     demo_stack: None, client: Client, superuser: Any, blog_posts: dict[str, BlogPost]
 ) -> None:
+    """Like the change view: a redirect to the admin index with a "doesn't exist"
+    message; the history page of the resolved tenant's own post opens."""
     login_client(client, superuser)
-    response = client.get(f"{CHANGELIST}{blog_posts['b_post'].pk}/history/")
+    foreign = blog_posts["b_post"]
+    response = client.get(f"{CHANGELIST}{foreign.pk}/history/")
     assert response.status_code == 302
-    assert "Globex secret plan" not in response.content.decode()
+    assert response["Location"] == "/admin/"
+    index = client.get("/admin/")
+    assert index.status_code == 200
+    page = index.content.decode()
+    assert f"with ID \u201c{foreign.pk}\u201d doesn\u2019t exist" in page
+    assert "Globex secret plan" not in page
+    own = client.get(f"{CHANGELIST}{blog_posts['a_post'].pk}/history/")
+    assert own.status_code == 200
+    assert "Acme secret plan" in own.content.decode()
 
 
 # -- serializers and dumpdata ------------------------------------------------------------------------
@@ -196,9 +207,13 @@ def test_a_receiver_creating_rows_with_no_tenant_selected_is_refused(
     comment_on_new_post: list[Any],
 ) -> None:
     """A save with no tenant selected (maintenance code naming the tenant itself) runs
-    its receivers with no tenant too: the receiver's new row cannot guess one."""
-    with pytest.raises(TenantRequired):
+    its receivers with no tenant too: the receiver's new row cannot guess one. The post
+    itself is written; the refusal is the receiver's Comment."""
+    with pytest.raises(TenantRequired) as refused:
         LabPost.objects.create(title="named tenant", tenant_id=B)
+    assert comment_on_new_post == [None]  # the receiver ran, with no tenant selected
+    assert any(entry.name == "receiver" for entry in refused.traceback)
+    assert list(LabPost.unscoped.values_list("title", "tenant_id")) == [("named tenant", B)]
     assert not Comment.unscoped.exists()
 
 

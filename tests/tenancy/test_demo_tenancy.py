@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.core.management import call_command
 from django.test import Client
 
@@ -233,8 +234,18 @@ def test_a_user_removed_from_the_tenant_kept_in_their_session_can_still_sign_out
     """The tenant kept in the session is re-checked on every request; losing that
     membership must not lock the user out of signing out."""
     client = signed_in_to_globex_then_removed_from_it(user, password)
+    old_session = client.cookies[settings.SESSION_COOKIE_NAME].value
     response = client.post("/logout", {"_token": client.cookies["csrf_token"].value})
     assert response.status_code == 302
+    assert response["Location"] == "/"
+    page = client.get("/").content.decode()
+    assert "You are anonymous." in page
+    assert user.email not in page
+    replayed = Client()
+    replayed.cookies[settings.SESSION_COOKIE_NAME] = old_session
+    replayed_page = replayed.get("/").content.decode()
+    assert "You are anonymous." in replayed_page
+    assert user.email not in replayed_page
 
 
 def test_a_user_removed_from_the_tenant_kept_in_their_session_falls_back_to_a_tenant_of_theirs(

@@ -209,6 +209,11 @@ def test_tenancy_on_commit_callback_does_not_run_when_the_transaction_rolls_back
         on_commit(recorder(seen))
         1 / 0  # noqa: B018
     assert seen == []
+    committed: list[Any] = []  # the control: the same registration, committed
+    with transaction.atomic(), as_tenant(A):
+        on_commit(recorder(committed))
+    assert committed == [(A, ["A-post"])]
+    assert seen == []
 
 
 # -- Celery ----------------------------------------------------------------------------------

@@ -125,7 +125,7 @@ def test_user_registered_alias_and_a_rolled_back_signup_sends_nothing(
     receiver: Receiver, loopback_allowed: None
 ) -> None:
     """``UserRegistered`` is the same signal; inside a signup transaction that rolls
-    back, no webhook leaves."""
+    back, no webhook leaves (while the same signup committed delivers one)."""
     assert UserRegistered is user_registered
     WebhookEndpoint.objects.create(url=receiver.url, event="user.registered", secret=SECRET)
     with pytest.raises(RuntimeError), transaction.atomic():
@@ -134,6 +134,19 @@ def test_user_registered_alias_and_a_rolled_back_signup_sends_nothing(
         raise RuntimeError("signup failed")
     assert receiver.wait_for(1, timeout=0.2) == []
     assert WebhookDelivery.objects.count() == 0
+    assert not User.objects.filter(email="gone@example.com").exists()
+
+    # Control: the same signal in a transaction that commits delivers exactly one hit.
+    with transaction.atomic():
+        user = User.objects.create_user("kept@example.com", "pw")
+        UserRegistered.send(sender=User, user=user, request=None)
+        assert receiver.hits == []
+    (hit,) = receiver.wait_for(1)
+    assert json.loads(hit.body) == {"event": "user.registered", "data": {"user_id": user.pk}}
+    assert verify_signature(SECRET, hit.body, hit.headers["X-Webhook-Signature"])
+    assert len(receiver.wait_for(2, timeout=0.3)) == 1
+    row = WebhookDelivery.objects.get()
+    assert row.success and row.event == "user.registered"
 
 
 # -- a project's own event ---------------------------------------------------------------------------
@@ -212,7 +225,9 @@ def test_endpoint_add_refuses_a_loopback_url(admin: Client) -> None:
         {"url": "http://127.0.0.1:8000/hook", "event": "order.paid", "active": "on"},
     )
     assert response.status_code == 200
-    assert "url" in response.context["adminform"].form.errors
+    form = response.context["adminform"].form
+    assert "url" in form.errors
+    assert form.has_error("url", code="unsafe_webhook_url")
     assert not WebhookEndpoint.objects.exists()
 
 
