@@ -23,8 +23,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "real_hashing: keep Django's real PBKDF2 iteration count")
     config.addinivalue_line(
         "markers",
-        "postgresql: needs PostgreSQL (row locks, row-level security); the SQLite runs of "
-        "./scripts/test deselect it and its PostgreSQL run executes it",
+        "postgresql: needs PostgreSQL (row locks, row-level security), or runs once per "
+        "./scripts/test (the webhook chaos run); the SQLite runs deselect it and the "
+        "PostgreSQL run executes it",
     )
 
 

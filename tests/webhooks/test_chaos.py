@@ -6,7 +6,9 @@ and reports what the receiver saw and what the delivery log holds. Delivery is a
 caused by the kills are counted, never more than five attempts per delivery.
 
 The run uses its own database (a SQLite file; with ``DATABASE_URL=postgres://...``, a
-scratch database created and dropped on that server) and Redis database 13."""
+scratch database created and dropped on that server) and Redis database 13. It is
+marked ``postgresql``: ./scripts/test runs it once, in the PostgreSQL run (about 30 s),
+rather than once per database and Django line."""
 
 from __future__ import annotations
 
@@ -26,6 +28,8 @@ from tests.core.test_ratelimit import require_redis
 HARNESS = Path(__file__).with_name("chaos_harness.py")
 REPO = HARNESS.parents[2]
 BROKER_URL = "redis://127.0.0.1:6379/13"
+
+pytestmark = pytest.mark.postgresql
 MAX_ATTEMPTS = 5
 KILLS = 2
 CHILD_KILLS = 1
