@@ -290,6 +290,13 @@ def _cache_aliases() -> tuple[str, str] | None:
         return None
 
 
+# (app, section, key, what it records): caches that make a value one-use across processes.
+_REPLAY_CACHES = (
+    ("appframework.oauth", "OAUTH", "STATE_CACHE", "spent sign-in states"),
+    ("appframework.saml", "SAML", "REPLAY_CACHE", "SAML requests and accepted assertions"),
+)
+
+
 @checks.register(checks.Tags.caches, checks.Tags.security, deploy=True)
 def check_shared_caches(
     *,
@@ -310,13 +317,17 @@ def check_shared_caches(
         uses.setdefault(throttle, []).append("RATE_LIMIT['CACHE'] (the login throttle)")
     else:
         uses.setdefault(throttle, []).append("RATE_LIMIT['CACHE'] (rate limits)")
+    for app, section, key, what in _REPLAY_CACHES:
+        if apps.is_installed(app):
+            alias = str(getattr(getattr(app_settings, section), key))
+            uses.setdefault(alias, []).append(f"{section}[{key!r}] ({what})")
     return [
         _warning(
             "appframework.W005",
             f"Cache {alias!r}, used by APPFRAMEWORK {' and '.join(what)}, is Django's "
             "LocMemCache: each process keeps its own copy, so with several workers a "
-            "logout or revocation holds in one process only and every process counts "
-            "login attempts separately.",
+            "logout, a revocation or a spent one-use value holds in one process only and "
+            "every process counts login attempts separately.",
             f"Point CACHES[{alias!r}] at a shared cache (Redis, Memcached or Django's "
             "database cache), or name another alias in APPFRAMEWORK.",
         )

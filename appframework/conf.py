@@ -59,6 +59,50 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "ISSUER": "appframework",
         # Seconds a password-verified sign-in may wait for its two-factor code.
         "CHALLENGE_TTL": 300,
+        # Where single sign-on (OAuth, SAML) sends a user whose TOTP code is awaited: a
+        # URL or URL name of the project's code form. None: settings.LOGIN_URL.
+        "CHALLENGE_URL": None,
+    },
+    "OAUTH": {
+        # OAuthProvider objects (appframework.oauth builders), or the import string of a
+        # function returning them, called once on first use (discovery happens then).
+        "PROVIDERS": [],
+        # Seconds for each call to a provider (discovery, token exchange, userinfo).
+        "TIMEOUT": 10.0,
+        # Cache alias remembering spent states, and how long a started sign-in may take.
+        "STATE_CACHE": "default",
+        "STATE_TTL": 600,
+        # Users with TOTP on answer the code challenge before the session is theirs.
+        "MFA": True,
+        # Import string of handler(request, oauth_user) -> local user (find or create).
+        "USER_HANDLER": "appframework.oauth.users.find_or_create_user",
+        # Create a new account when the provider did not verify its email address. Off:
+        # such an account would squat the address before its owner signs up.
+        "ALLOW_UNVERIFIED_EMAIL": False,
+        # Where a signed-in user lands without a safe ``next``; None: LOGIN_REDIRECT_URL.
+        "LOGIN_REDIRECT_URL": None,
+    },
+    "SAML": {
+        # SamlProvider objects (appframework.saml.saml_provider), or the import string of
+        # a function returning them, called once on first use.
+        "PROVIDERS": [],
+        # Cache alias holding outstanding AuthnRequest ids and accepted assertion ids;
+        # shared (Redis) when several processes serve the ACS.
+        "REPLAY_CACHE": "default",
+        # Seconds an accepted assertion id is remembered (at least until it expires).
+        "REPLAY_WINDOW": 3600,
+        # Seconds the IdP may take to answer an AuthnRequest.
+        "REQUEST_TTL": 600,
+        # Seconds of clock difference tolerated on the assertion's time window.
+        "CLOCK_SKEW": 60,
+        # Users with TOTP on answer the code challenge before the session is theirs.
+        "MFA": True,
+        # Import string of handler(request, saml_user, provider) -> local user.
+        "USER_HANDLER": "appframework.saml.users.find_or_create_user",
+        # Where a signed-in user lands without a safe next/RelayState; None: LOGIN_REDIRECT_URL.
+        "LOGIN_REDIRECT_URL": None,
+        # Days before a configured certificate's expiry that appframework_saml.W001 warns.
+        "CERT_EXPIRY_WARNING_DAYS": 30,
     },
     "RATE_LIMIT": {
         # Cache alias of the RateLimiter (atomic increments: locmem, Redis, Memcached).
@@ -153,6 +197,8 @@ IMPORT_STRINGS: frozenset[tuple[str, str]] = frozenset(
         ("AUTH", "CSRF_EXEMPT"),
         ("AUTH", "TOKEN_MANAGER"),
         ("GRAPHQL", "SCHEMA"),
+        ("OAUTH", "USER_HANDLER"),
+        ("SAML", "USER_HANDLER"),
         ("TENANCY", "RESOLVER"),
     }
 )

@@ -16,6 +16,7 @@ from django.utils.translation import gettext_lazy as _
 
 __all__ = [
     "AppFrameworkError",
+    "BadGatewayException",
     "BadRequestException",
     "ForbiddenException",
     "MethodNotAllowedException",
@@ -160,3 +161,13 @@ class ServerErrorException(AppFrameworkError):
     title = _("Internal Server Error")
     default_detail = _("The server could not complete the request.")
     default_code = "server_error"
+
+
+class BadGatewayException(AppFrameworkError):
+    """A service this request depends on (an identity provider) failed or answered
+    nonsense: the fault is upstream, not in the request, so 502 rather than 400 or 500."""
+
+    status_code = 502
+    title = _("Bad Gateway")
+    default_detail = _("An upstream service did not answer as expected.")
+    default_code = "bad_gateway"

@@ -15,6 +15,7 @@ __all__ = [
     "has_authorization",
     "header_meta_key",
     "problem_response",
+    "safe_redirect_url",
     "set_request_user",
     "wants_json",
 ]
@@ -129,3 +130,20 @@ def client_ip(request: HttpRequest) -> str:
     if len(hops) < count:
         return _strip_port(remote.strip())
     return _strip_port(hops[-count])
+
+
+def safe_redirect_url(request: HttpRequest, url: Any, default: str) -> str:
+    """``url`` when it stays on this site (same host; https when this request is), else
+    ``default``. Every post-login redirect goes through here: a ``next`` or SAML
+    ``RelayState`` pointing at another host would make the login page an open redirect."""
+    from django.utils.http import url_has_allowed_host_and_scheme
+
+    if (
+        isinstance(url, str)
+        and url
+        and url_has_allowed_host_and_scheme(
+            url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+        )
+    ):
+        return url
+    return default

@@ -89,6 +89,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "appframework.auth",
     "appframework.authorization",
+    "appframework.oauth",
+    "appframework.saml",
     "appframework_tenancy",
     "appframework_webhooks",
     "appframework_graphql",
@@ -180,6 +182,8 @@ AUTHENTICATION_BACKENDS = [
     "appframework.authorization.GateBackend",
 ]
 LOGIN_URL = "/login"
+# Where single sign-on lands without a `next`.
+LOGIN_REDIRECT_URL = "/"
 
 # Celery: eager by default (the embedded "inline queue"); a broker URL switches it off.
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "memory://")
@@ -195,7 +199,17 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 USE_TZ = True
 
 APPFRAMEWORK: dict[str, dict[str, object]] = {
-    "AUTH": {"REVOCATION_CACHE": "revocations"},
+    "AUTH": {
+        "REVOCATION_CACHE": "revocations",
+        # The IdP's form POST to the SAML ACS carries no CSRF token; the signed response
+        # and its request id guard it instead.
+        "CSRF_EXEMPT": "appframework.saml.is_saml_acs_request",
+    },
+    # Single sign-on sends users with TOTP on to the demo's code form.
+    "MFA": {"CHALLENGE_URL": "login-mfa"},
+    # Providers from environment variables (testproject/blog/sso.py), built on first use.
+    "OAUTH": {"PROVIDERS": "testproject.blog.sso.oauth_providers"},
+    "SAML": {"PROVIDERS": "testproject.blog.sso.saml_providers"},
     "TENANCY": {"RESOLVER": "testproject.blog.tenancy.resolve_tenant"},
     # The demo delivers to its own receiver on 127.0.0.1; a deployment keeps loopback
     # blocked (the default) and lists only trusted internal networks here.

@@ -28,6 +28,8 @@ urlpatterns = [
     path("webhooks", views.webhooks_page, name="webhooks"),
     path("webhooks/receiver", views.webhook_receiver, name="webhook-receiver"),
     path("admin/", admin.site.urls),
+    path("", include("appframework.oauth.urls")),
+    path("", include("appframework.saml.urls")),
     path("", include("appframework_graphql.urls")),
 ]
 # Only when GRAPHIQL_ASSETS_DIR points at a local copy of GraphiQL's files.

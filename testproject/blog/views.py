@@ -30,6 +30,7 @@ from appframework.exceptions import BadRequestException
 from appframework.mfa.flows import login_or_challenge
 from appframework.security import csrf_protect_login
 
+from . import sso
 from .models import Post
 
 
@@ -66,7 +67,12 @@ def login_view(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "blog/login.html",
-        {"error": error, "email": email},
+        {
+            "error": error,
+            "email": email,
+            "sso_providers": sso.configured(),
+            "saml_configured": sso.saml_configured(),
+        },
         status=401 if error else 200,
     )
 

@@ -1,0 +1,65 @@
+"""The last step every single sign-on shares (OAuth callback, SAML ACS): a local user
+is known, so sign them in, or send them to the TOTP challenge first, then redirect."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponseRedirect
+from django.shortcuts import resolve_url
+from django.utils.translation import gettext_lazy as _
+
+from ..conf import app_settings
+from ..exceptions import ForbiddenException
+from ..http import safe_redirect_url
+
+__all__ = ["create_sso_user", "finish_sso_login"]
+
+
+def finish_sso_login(
+    request: HttpRequest,
+    user: Any,
+    next_url: Any,
+    *,
+    mfa: bool,
+    default_url: str | None = None,
+) -> HttpResponseRedirect:
+    """Sign ``user`` in (``mfa``: through the TOTP challenge when they have it on) and
+    redirect to ``next_url`` when it is on this site, else ``default_url``
+    (``LOGIN_REDIRECT_URL`` when None). A deactivated account is refused (403)."""
+    from .sessions import login
+
+    if user is None or not getattr(user, "is_active", True):
+        raise ForbiddenException(_("This account is disabled."), code="account_disabled")
+    if mfa and getattr(user, "mfa_enabled", False):
+        # Imported only here: projects without the "mfa" extra have no such users.
+        from ..mfa.flows import start_challenge
+
+        start_challenge(request, user)
+        return HttpResponseRedirect(
+            resolve_url(app_settings.MFA.CHALLENGE_URL or settings.LOGIN_URL)
+        )
+    login(request, user)
+    fallback = resolve_url(default_url or settings.LOGIN_REDIRECT_URL)
+    return HttpResponseRedirect(safe_redirect_url(request, next_url, fallback))
+
+
+def create_sso_user(request: HttpRequest | None, email: str, name: str | None) -> Any:
+    """A new local account for someone an identity provider vouches for: the email as
+    the username, an unusable password (they sign in through the provider), the name
+    when the model has a ``name`` column; sends ``user_registered`` once committed."""
+    from django.contrib.auth import get_user_model
+    from django.db import transaction
+
+    from ..events import user_registered
+
+    model = get_user_model()
+    values: dict[str, Any] = {model.USERNAME_FIELD: email, model.get_email_field_name(): email}
+    if name and "name" in {f.name for f in model._meta.get_fields()}:
+        values["name"] = name[: model._meta.get_field("name").max_length or 150]
+    user = model(**values)
+    user.set_unusable_password()
+    user.save()
+    transaction.on_commit(lambda: user_registered.send(sender=model, user=user, request=request))
+    return user

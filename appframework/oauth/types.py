@@ -1,0 +1,90 @@
+"""The two value types of OAuth login: a configured provider and the identity it vouches for."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+__all__ = ["OAuthProvider", "OAuthUser", "UserinfoFetcher"]
+
+
+@dataclass(frozen=True)
+class OAuthUser:
+    """A provider's answer about who signed in, in one shape for every provider.
+
+    ``provider_user_id`` is the provider's stable id for the account (OIDC ``sub``,
+    GitHub's numeric id, Microsoft's object id): accounts are linked on it, never on the
+    email address, which users can change at most providers. ``email_verified`` is True
+    only when the provider said so with a JSON ``true``.
+    """
+
+    provider: str
+    provider_user_id: str
+    email: str | None = None
+    name: str | None = None
+    avatar_url: str | None = None
+    access_token: str = field(default="", repr=False)
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    email_verified: bool = False
+
+
+# (provider, access token, http) -> the userinfo document. ``http`` is the manager's
+# ``ProviderClient``, so extra calls (GitHub's email list) share its timeout and errors.
+UserinfoFetcher = Callable[["OAuthProvider", str, Any], Mapping[str, Any]]
+
+
+def _check_url(name: str, value: str) -> None:
+    parts = urlsplit(value or "")
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"OAuthProvider.{name} must be an absolute http(s) URL, not {value!r}.")
+
+
+@dataclass(frozen=True)
+class OAuthProvider:
+    """One configured provider (a confidential client: it holds a client secret).
+
+    ``redirect_uri`` is the callback URL exactly as registered at the provider; it is
+    configured, never derived from the incoming request's Host header, so a forged Host
+    cannot send the authorization code elsewhere. ``map_userinfo`` turns the provider's
+    userinfo document into an :class:`OAuthUser` (``provider``, ``access_token`` and
+    ``raw`` are filled in by the manager).
+
+    Optional: ``issuer`` (the OIDC issuer; when set, a callback carrying an ``iss``
+    parameter must name it, and with ``require_iss`` it must carry one: the mix-up
+    defence), ``token_auth_method`` (``client_secret_basic`` or ``client_secret_post``),
+    ``authorize_params`` (extra query parameters) and ``fetch_userinfo`` (replaces the
+    single GET of ``userinfo_url``).
+    """
+
+    name: str
+    client_id: str
+    client_secret: str = field(repr=False)
+    authorize_url: str
+    token_url: str
+    userinfo_url: str
+    redirect_uri: str
+    scope: str
+    map_userinfo: Callable[[Mapping[str, Any]], OAuthUser]
+    issuer: str | None = None
+    require_iss: bool = False
+    token_auth_method: str = "client_secret_post"
+    authorize_params: Mapping[str, str] = field(default_factory=dict)
+    fetch_userinfo: UserinfoFetcher | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.name or not self.name.replace("-", "").replace("_", "").isalnum():
+            raise ValueError(
+                f"OAuthProvider.name must be letters, digits, '-' or '_' (it is a URL "
+                f"segment), not {self.name!r}."
+            )
+        if not self.client_id:
+            raise ValueError(f"OAuthProvider {self.name!r} has no client_id.")
+        for name in ("authorize_url", "token_url", "userinfo_url", "redirect_uri"):
+            _check_url(name, getattr(self, name))
+        if self.token_auth_method not in ("client_secret_basic", "client_secret_post"):
+            raise ValueError(
+                f"OAuthProvider.token_auth_method must be client_secret_basic or "
+                f"client_secret_post, not {self.token_auth_method!r}."
+            )

@@ -1,0 +1,195 @@
+"""Checks ``appframework_saml.E001`` to ``E003``, ``W001``, ``W002`` and ``I001`` (docs/checks.md)."""
+
+from __future__ import annotations
+
+import datetime
+import functools
+import subprocess
+from collections.abc import Sequence
+from typing import Any
+
+from django.apps import AppConfig, apps
+from django.conf import settings
+from django.core import checks
+from django.core.exceptions import ImproperlyConfigured
+
+from ..checks import _DOCS, SESSION_MIDDLEWARE, _error, _warning, middleware_index
+from ..conf import app_settings
+
+Messages = list[checks.CheckMessage]
+
+
+@functools.cache
+def xmlsec_version() -> tuple[str, str] | None:
+    """(path, version line) of the xmlsec1 binary pysaml2 will use, or None."""
+    from saml2.sigver import get_xmlsec_binary
+
+    try:
+        path = get_xmlsec_binary()
+        out = subprocess.run(
+            [path, "--version"], capture_output=True, text=True, timeout=10, check=False
+        )
+    except Exception:
+        return None
+    lines = (out.stdout or out.stderr or "").strip().splitlines()
+    return path, lines[0] if lines else "unknown version"
+
+
+def check_xmlsec(*, app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> Messages:
+    """E001: no xmlsec1, so no signature can be checked."""
+    if xmlsec_version() is not None:
+        return []
+    return [
+        _error(
+            "appframework_saml.E001",
+            "The xmlsec1 binary was not found: SAML signatures cannot be checked, so "
+            "every response would be refused.",
+            "Install it (Debian/Ubuntu: apt-get install xmlsec1; macOS: brew install "
+            "libxmlsec1).",
+        )
+    ]
+
+
+def report_xmlsec(*, app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> Messages:
+    """I001 (deploy): which xmlsec1 checks signatures, and its version."""
+    found = xmlsec_version()
+    if found is None:
+        return []
+    path, version = found
+    return [
+        checks.Info(
+            f"SAML signatures are checked by {path} ({version}).",
+            hint=_DOCS.format(id="appframework_saml-I001"),
+            id="appframework_saml.I001",
+        )
+    ]
+
+
+def check_sessions(*, app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> Messages:
+    """E003: signing in needs the session machinery."""
+    if middleware_index(SESSION_MIDDLEWARE) is not None and apps.is_installed("appframework.auth"):
+        return []
+    return [
+        _error(
+            "appframework_saml.E003",
+            "SAML login needs the session machinery: SessionMiddleware in MIDDLEWARE and "
+            "'appframework.auth' in INSTALLED_APPS.",
+            "Add both.",
+        )
+    ]
+
+
+def _positive_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def check_settings(*, app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> Messages:
+    """E002: a bad value in ``SAML``."""
+    from .types import SamlProvider
+
+    section = app_settings.SAML
+    problems: list[str] = []
+    providers = section.PROVIDERS
+    if isinstance(providers, list | tuple):
+        if any(not isinstance(p, SamlProvider) for p in providers):
+            problems.append("PROVIDERS must hold SamlProvider objects")
+        names = [p.name for p in providers if isinstance(p, SamlProvider)]
+        if len(names) != len(set(names)):
+            problems.append("two PROVIDERS share a name")
+    elif not isinstance(providers, str):
+        problems.append("PROVIDERS must be a list of SamlProvider or an import string")
+    for key in ("REPLAY_WINDOW", "REQUEST_TTL", "CERT_EXPIRY_WARNING_DAYS"):
+        if not _positive_int(getattr(section, key)):
+            problems.append(f"{key} must be a positive number")
+    skew = section.CLOCK_SKEW
+    if not isinstance(skew, int) or isinstance(skew, bool) or not 0 <= skew <= 600:
+        problems.append("CLOCK_SKEW must be 0 to 600 seconds")
+    if section.REPLAY_CACHE not in getattr(settings, "CACHES", {}):
+        problems.append(f"REPLAY_CACHE {section.REPLAY_CACHE!r} is not an alias in CACHES")
+    try:
+        if not callable(section.USER_HANDLER):
+            problems.append("USER_HANDLER is not callable")
+    except ImproperlyConfigured as exc:
+        problems.append(str(exc))
+    return [
+        _error("appframework_saml.E002", f"APPFRAMEWORK['SAML']: {p}.", "Fix the value named.")
+        for p in problems
+    ]
+
+
+def _static_providers() -> list[Any]:
+    """The providers when they are listed in settings (a factory is not called here:
+    checks must not reach the network)."""
+    from .types import SamlProvider
+
+    providers = app_settings.SAML.PROVIDERS
+    if not isinstance(providers, list | tuple):
+        return []
+    return [p for p in providers if isinstance(p, SamlProvider)]
+
+
+def _expiry(certificate: str) -> datetime.datetime:
+    import base64
+
+    from cryptography import x509
+
+    from .types import certificate_body
+
+    cert = x509.load_der_x509_certificate(base64.b64decode(certificate_body(certificate)))
+    return cert.not_valid_after_utc
+
+
+def check_certificates(
+    *, app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
+) -> Messages:
+    """W001: a configured certificate has expired or expires within the warning days."""
+    days = app_settings.SAML.CERT_EXPIRY_WARNING_DAYS
+    if not _positive_int(days):
+        return []
+    now = datetime.datetime.now(datetime.UTC)
+    messages: Messages = []
+    for provider in _static_providers():
+        for label, cert in (
+            ("idp_x509_cert", provider.idp_x509_cert),
+            ("sp_x509_cert", provider.sp_x509_cert),
+        ):
+            if cert is None:
+                continue
+            expires = _expiry(cert)
+            if expires - now > datetime.timedelta(days=days):
+                continue
+            state = "expired" if expires <= now else "expires"
+            messages.append(
+                _warning(
+                    "appframework_saml.W001",
+                    f"SAML provider {provider.name!r}: {label} {state} on "
+                    f"{expires:%Y-%m-%d %H:%M} UTC.",
+                    "Get the new certificate (the IdP's metadata) and configure it before "
+                    "that date; an expired one makes every sign-in fail.",
+                )
+            )
+    return messages
+
+
+def check_csrf_exemption(
+    *, app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
+) -> Messages:
+    """W002: nothing exempts the ACS from CSRF, so IdP POSTs carrying a session cookie
+    (a cookie with SameSite=None, or an IdP on the same site) are refused."""
+    if not app_settings.CSRF.ENABLED or not apps.is_installed("appframework.auth"):
+        return []
+    try:
+        predicate = app_settings.AUTH.CSRF_EXEMPT
+    except ImproperlyConfigured:
+        return []  # E002 of the core reports it
+    if predicate is not None:
+        return []
+    return [
+        _warning(
+            "appframework_saml.W002",
+            "AUTH['CSRF_EXEMPT'] is not set: an IdP's POST to the ACS that carries a session "
+            "cookie is refused by the CSRF check.",
+            "Set AUTH['CSRF_EXEMPT'] = 'appframework.saml.is_saml_acs_request' (the ACS is "
+            "guarded by the signed response and its request id instead).",
+        )
+    ]

@@ -1,0 +1,138 @@
+"""The two value types of SAML login: a configured identity provider and the user it asserts."""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+__all__ = ["SamlProvider", "SamlUser", "certificate_body", "saml_provider"]
+
+_PEM_ARMOUR = re.compile(r"-----(BEGIN|END) [A-Z0-9 ]+-----")
+
+
+@dataclass(frozen=True)
+class SamlUser:
+    """What the identity provider asserted. ``attributes`` maps each attribute ``Name``
+    exactly as sent to its values; ``attribute(name)`` also finds an attribute by its
+    ``FriendlyName``."""
+
+    name_id: str
+    email: str | None = None
+    name: str | None = None
+    attributes: Mapping[str, list[str]] = field(default_factory=dict)
+    session_index: str | None = None
+    friendly_names: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+
+    def attribute(self, name: str) -> str | None:
+        """The first value of attribute ``name`` (its Name or FriendlyName), or None."""
+        values = self.attributes.get(name)
+        if values is None and name in self.friendly_names:
+            values = self.attributes.get(self.friendly_names[name])
+        return values[0] if values else None
+
+
+def certificate_body(value: str) -> str:
+    """The base64 body of an X.509 certificate given as PEM or as bare base64 (what SAML
+    metadata carries); ``ValueError`` when it is neither."""
+    body = re.sub(r"\s+", "", _PEM_ARMOUR.sub("", value or ""))
+    try:
+        der = base64.b64decode(body, validate=True)
+    except ValueError:
+        raise ValueError("not a PEM or base64 X.509 certificate") from None
+    from cryptography import x509
+
+    try:
+        x509.load_der_x509_certificate(der)
+    except ValueError as exc:
+        raise ValueError(f"not an X.509 certificate ({exc})") from None
+    return body
+
+
+def _pem_text(value: str | None, what: str) -> str | None:
+    """PEM text, read from a file when ``value`` is a path."""
+    if value is None:
+        return None
+    if "-----BEGIN" not in value:
+        path = Path(value)
+        if not path.is_file():
+            raise ValueError(f"SamlProvider.{what} is neither PEM text nor a readable file.")
+        value = path.read_text()
+    return value
+
+
+def _check_url(name: str, value: str) -> None:
+    parts = urlsplit(value or "")
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"SamlProvider.{name} must be an absolute http(s) URL, not {value!r}.")
+
+
+@dataclass(frozen=True)
+class SamlProvider:
+    """One identity provider, and this site as its service provider.
+
+    ``acs_url`` must equal the assertion consumer service URL registered at the IdP: it
+    is configured, never derived from the request. ``idp_x509_cert`` (PEM or base64) is
+    the only key a response may be signed with. With ``sp_x509_cert`` and
+    ``sp_private_key`` (PEM text or file paths) AuthnRequests are signed.
+    ``email_attribute`` / ``name_attribute`` name the attributes carrying the email and
+    the display name when the common names are not used.
+
+    Beyond those: ``allow_idp_initiated`` (accept responses no AuthnRequest asked for;
+    they are validated the same way) and ``want_assertions_signed`` (the assertion must
+    carry its own signature too, besides the response's, which is always required).
+    """
+
+    name: str
+    idp_entity_id: str
+    idp_sso_url: str
+    idp_x509_cert: str = field(repr=False)
+    sp_entity_id: str
+    acs_url: str
+    sp_x509_cert: str | None = field(default=None, repr=False)
+    sp_private_key: str | None = field(default=None, repr=False)
+    email_attribute: str | None = None
+    name_attribute: str | None = None
+    allow_idp_initiated: bool = True
+    want_assertions_signed: bool = True
+
+    def __post_init__(self) -> None:
+        if not self.name or not self.name.replace("-", "").replace("_", "").isalnum():
+            raise ValueError(
+                f"SamlProvider.name must be letters, digits, '-' or '_' (it is a URL "
+                f"segment), not {self.name!r}."
+            )
+        for name in ("idp_entity_id", "sp_entity_id"):
+            if not getattr(self, name):
+                raise ValueError(f"SamlProvider {self.name!r} has no {name}.")
+        _check_url("idp_sso_url", self.idp_sso_url)
+        _check_url("acs_url", self.acs_url)
+        try:
+            object.__setattr__(self, "idp_x509_cert", certificate_body(self.idp_x509_cert))
+        except ValueError as exc:
+            raise ValueError(f"SamlProvider {self.name!r}: idp_x509_cert is {exc}.") from None
+        if (self.sp_x509_cert is None) != (self.sp_private_key is None):
+            raise ValueError(
+                f"SamlProvider {self.name!r}: set both sp_x509_cert and sp_private_key "
+                "(to sign AuthnRequests) or neither."
+            )
+        object.__setattr__(self, "sp_x509_cert", _pem_text(self.sp_x509_cert, "sp_x509_cert"))
+        object.__setattr__(self, "sp_private_key", _pem_text(self.sp_private_key, "sp_private_key"))
+        if self.sp_x509_cert is not None:
+            try:
+                certificate_body(self.sp_x509_cert)
+            except ValueError as exc:
+                raise ValueError(f"SamlProvider {self.name!r}: sp_x509_cert is {exc}.") from None
+
+    @property
+    def signs_requests(self) -> bool:
+        return self.sp_x509_cert is not None
+
+
+def saml_provider(**kwargs: Any) -> SamlProvider:
+    """``SamlProvider(**kwargs)``: the same keyword arguments, checked."""
+    return SamlProvider(**kwargs)
