@@ -5,12 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from django.apps import AppConfig, apps
-from django.conf import settings
+from django.apps import AppConfig
 from django.core import checks
-from django.core.exceptions import ImproperlyConfigured
 
-from ..checks import SESSION_MIDDLEWARE, _error, _warning, middleware_index
+from .._sso import sessions_ready, shared_setting_problems
+from ..checks import _error, _warning
 from ..conf import app_settings
 
 
@@ -18,7 +17,7 @@ def check_sessions(
     *, app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
 ) -> list[checks.CheckMessage]:
     """E001: the state lives in the session, and signing in needs ``appframework.auth``."""
-    if middleware_index(SESSION_MIDDLEWARE) is not None and apps.is_installed("appframework.auth"):
+    if sessions_ready():
         return []
     return [
         _error(
@@ -40,33 +39,12 @@ def check_settings(
     """E002: a bad value in ``OAUTH``; W001: no TOTP code form to send SSO users to."""
     from .types import OAuthProvider
 
-    problems: list[str] = []
     section = app_settings.OAUTH
-    providers = section.PROVIDERS
-    if isinstance(providers, list | tuple):
-        bad = [p for p in providers if not isinstance(p, OAuthProvider)]
-        if bad:
-            problems.append(f"PROVIDERS holds {bad[0]!r}, not an OAuthProvider")
-        names = [p.name for p in providers if isinstance(p, OAuthProvider)]
-        if len(names) != len(set(names)):
-            problems.append("two PROVIDERS share a name")
-    elif not isinstance(providers, str):
-        problems.append("PROVIDERS must be a list of OAuthProvider or an import string")
+    problems = shared_setting_problems("OAUTH", OAuthProvider, "STATE_CACHE")
     if not _positive(section.TIMEOUT):
         problems.append("TIMEOUT must be a positive number of seconds")
-    if (
-        not isinstance(section.STATE_TTL, int)
-        or isinstance(section.STATE_TTL, bool)
-        or section.STATE_TTL <= 0
-    ):
+    if not _positive(section.STATE_TTL) or not isinstance(section.STATE_TTL, int):
         problems.append("STATE_TTL must be a positive number of seconds")
-    if section.STATE_CACHE not in getattr(settings, "CACHES", {}):
-        problems.append(f"STATE_CACHE {section.STATE_CACHE!r} is not an alias in CACHES")
-    try:
-        if not callable(section.USER_HANDLER):
-            problems.append("USER_HANDLER is not callable")
-    except ImproperlyConfigured as exc:
-        problems.append(str(exc))
     messages: list[checks.CheckMessage] = [
         _error(
             "appframework_oauth.E002",

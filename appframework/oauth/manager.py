@@ -9,11 +9,11 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from asgiref.sync import sync_to_async
-from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
-from ..conf import app_settings, derived_setting, import_from_setting
+from .._sso import named_providers
+from ..conf import app_settings, derived_setting
 from ..exceptions import (
     AppFrameworkError,
     BadRequestException,
@@ -37,28 +37,10 @@ class OAuthCallbackError(BadRequestException):
     default_code = "oauth_error"
 
 
-def _providers_from(value: Any) -> dict[str, OAuthProvider]:
-    if isinstance(value, str):
-        factory = import_from_setting(value, "OAUTH", "PROVIDERS")
-        value = factory() if callable(factory) else factory
-    if isinstance(value, OAuthProvider):
-        value = [value]
-    providers: dict[str, OAuthProvider] = {}
-    for item in value or ():
-        if not isinstance(item, OAuthProvider):
-            raise ImproperlyConfigured(
-                f"APPFRAMEWORK['OAUTH']['PROVIDERS'] must hold OAuthProvider objects, not {item!r}."
-            )
-        if item.name in providers:
-            raise ImproperlyConfigured(f"Two OAuth providers are named {item.name!r}.")
-        providers[item.name] = item
-    return providers
-
-
 @derived_setting
 def configured_providers() -> dict[str, OAuthProvider]:
     """``OAUTH["PROVIDERS"]`` by name, built once (a failure is retried on the next call)."""
-    return _providers_from(app_settings.OAUTH.PROVIDERS)
+    return named_providers("OAUTH", OAuthProvider)
 
 
 def _printable(value: Any, limit: int = 200) -> str:
@@ -75,7 +57,7 @@ class OAuthManager:
     def __init__(
         self, providers: Iterable[OAuthProvider] | None = None, timeout: float | None = None
     ) -> None:
-        self._providers = None if providers is None else _providers_from(list(providers))
+        self._providers = None if providers is None else {p.name: p for p in providers}
         self._timeout = timeout
 
     @property

@@ -9,11 +9,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.apps import AppConfig, apps
-from django.conf import settings
 from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
 
-from ..checks import _DOCS, SESSION_MIDDLEWARE, _error, _warning, middleware_index
+from .._sso import sessions_ready, shared_setting_problems
+from ..checks import _DOCS, _error, _warning
 from ..conf import app_settings
 
 Messages = list[checks.CheckMessage]
@@ -44,8 +44,7 @@ def check_xmlsec(*, app_configs: Sequence[AppConfig] | None = None, **kwargs: An
             "appframework_saml.E001",
             "The xmlsec1 binary was not found: SAML signatures cannot be checked, so "
             "every response would be refused.",
-            "Install it (Debian/Ubuntu: apt-get install xmlsec1; macOS: brew install "
-            "libxmlsec1).",
+            "Install it (Debian/Ubuntu: apt-get install xmlsec1; macOS: brew install libxmlsec1).",
         )
     ]
 
@@ -67,7 +66,7 @@ def report_xmlsec(*, app_configs: Sequence[AppConfig] | None = None, **kwargs: A
 
 def check_sessions(*, app_configs: Sequence[AppConfig] | None = None, **kwargs: Any) -> Messages:
     """E003: signing in needs the session machinery."""
-    if middleware_index(SESSION_MIDDLEWARE) is not None and apps.is_installed("appframework.auth"):
+    if sessions_ready():
         return []
     return [
         _error(
@@ -88,29 +87,13 @@ def check_settings(*, app_configs: Sequence[AppConfig] | None = None, **kwargs: 
     from .types import SamlProvider
 
     section = app_settings.SAML
-    problems: list[str] = []
-    providers = section.PROVIDERS
-    if isinstance(providers, list | tuple):
-        if any(not isinstance(p, SamlProvider) for p in providers):
-            problems.append("PROVIDERS must hold SamlProvider objects")
-        names = [p.name for p in providers if isinstance(p, SamlProvider)]
-        if len(names) != len(set(names)):
-            problems.append("two PROVIDERS share a name")
-    elif not isinstance(providers, str):
-        problems.append("PROVIDERS must be a list of SamlProvider or an import string")
+    problems = shared_setting_problems("SAML", SamlProvider, "REPLAY_CACHE")
     for key in ("REPLAY_WINDOW", "REQUEST_TTL", "CERT_EXPIRY_WARNING_DAYS"):
         if not _positive_int(getattr(section, key)):
             problems.append(f"{key} must be a positive number")
     skew = section.CLOCK_SKEW
     if not isinstance(skew, int) or isinstance(skew, bool) or not 0 <= skew <= 600:
         problems.append("CLOCK_SKEW must be 0 to 600 seconds")
-    if section.REPLAY_CACHE not in getattr(settings, "CACHES", {}):
-        problems.append(f"REPLAY_CACHE {section.REPLAY_CACHE!r} is not an alias in CACHES")
-    try:
-        if not callable(section.USER_HANDLER):
-            problems.append("USER_HANDLER is not callable")
-    except ImproperlyConfigured as exc:
-        problems.append(str(exc))
     return [
         _error("appframework_saml.E002", f"APPFRAMEWORK['SAML']: {p}.", "Fix the value named.")
         for p in problems

@@ -12,13 +12,13 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from defusedxml import ElementTree as SafeTree
-from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils.translation import gettext_lazy as _
 from saml2 import BINDING_HTTP_POST, BINDING_HTTP_REDIRECT
 from saml2.time_util import str_to_time
 
-from ..conf import app_settings, derived_setting, import_from_setting
+from .._sso import named_providers
+from ..conf import app_settings, derived_setting
 from ..exceptions import BadRequestException, ForbiddenException, NotFoundException
 from .config import client_for
 from .metadata import metadata_xml
@@ -67,28 +67,10 @@ MAX_RESPONSE_BYTES = 512_000
 _ACS_PATH = re.compile(r"/saml/[A-Za-z0-9_-]+/acs/?")
 
 
-def _providers_from(value: Any) -> dict[str, SamlProvider]:
-    if isinstance(value, str):
-        factory = import_from_setting(value, "SAML", "PROVIDERS")
-        value = factory() if callable(factory) else factory
-    if isinstance(value, SamlProvider):
-        value = [value]
-    providers: dict[str, SamlProvider] = {}
-    for item in value or ():
-        if not isinstance(item, SamlProvider):
-            raise ImproperlyConfigured(
-                f"APPFRAMEWORK['SAML']['PROVIDERS'] must hold SamlProvider objects, not {item!r}."
-            )
-        if item.name in providers:
-            raise ImproperlyConfigured(f"Two SAML providers are named {item.name!r}.")
-        providers[item.name] = item
-    return providers
-
-
 @derived_setting
 def configured_providers() -> dict[str, SamlProvider]:
     """``SAML["PROVIDERS"]`` by name, built once."""
-    return _providers_from(app_settings.SAML.PROVIDERS)
+    return named_providers("SAML", SamlProvider)
 
 
 def provider_named(provider: str | SamlProvider) -> SamlProvider:

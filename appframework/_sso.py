@@ -1,0 +1,73 @@
+"""What the single sign-on apps (``appframework.oauth``, ``appframework.saml``) read from
+settings the same way: the provider list, and the checks of their shared keys."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from django.apps import apps
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from .checks import SESSION_MIDDLEWARE, middleware_index
+from .conf import app_settings, import_from_setting
+
+__all__ = ["named_providers", "sessions_ready", "shared_setting_problems"]
+
+P = TypeVar("P")
+
+
+def named_providers(section: str, cls: type[P]) -> dict[str, P]:
+    """``APPFRAMEWORK[section]["PROVIDERS"]`` by name: a list of ``cls`` objects, one
+    object, or the import string of a function returning them (called here)."""
+    value: Any = getattr(app_settings, section).PROVIDERS
+    if isinstance(value, str):
+        factory = import_from_setting(value, section, "PROVIDERS")
+        value = factory() if callable(factory) else factory
+    if isinstance(value, cls):
+        value = [value]
+    providers: dict[str, P] = {}
+    for item in value or ():
+        if not isinstance(item, cls):
+            raise ImproperlyConfigured(
+                f"APPFRAMEWORK[{section!r}]['PROVIDERS'] must hold {cls.__name__} objects, "
+                f"not {item!r}."
+            )
+        name = item.name  # type: ignore[attr-defined]
+        if name in providers:
+            raise ImproperlyConfigured(f"Two {section} providers are named {name!r}.")
+        providers[name] = item
+    return providers
+
+
+def sessions_ready() -> bool:
+    """Signing in needs SessionMiddleware and the auth app."""
+    return middleware_index(SESSION_MIDDLEWARE) is not None and apps.is_installed(
+        "appframework.auth"
+    )
+
+
+def shared_setting_problems(section: str, cls: type, cache_key: str) -> list[str]:
+    """Problems with ``PROVIDERS``, the cache alias named by ``cache_key`` and
+    ``USER_HANDLER`` of ``APPFRAMEWORK[section]`` (checks must not call a provider
+    factory: it may reach the network)."""
+    values = getattr(app_settings, section)
+    problems: list[str] = []
+    providers = values.PROVIDERS
+    if isinstance(providers, list | tuple):
+        if any(not isinstance(p, cls) for p in providers):
+            problems.append(f"PROVIDERS must hold {cls.__name__} objects")
+        names = [p.name for p in providers if isinstance(p, cls)]  # type: ignore[attr-defined]
+        if len(names) != len(set(names)):
+            problems.append("two PROVIDERS share a name")
+    elif not isinstance(providers, str):
+        problems.append(f"PROVIDERS must be a list of {cls.__name__} or an import string")
+    alias = getattr(values, cache_key)
+    if alias not in getattr(settings, "CACHES", {}):
+        problems.append(f"{cache_key} {alias!r} is not an alias in CACHES")
+    try:
+        if not callable(values.USER_HANDLER):
+            problems.append("USER_HANDLER is not callable")
+    except ImproperlyConfigured as exc:
+        problems.append(str(exc))
+    return problems
