@@ -54,6 +54,8 @@ def shared_setting_problems(section: str, cls: type, cache_key: str) -> list[str
     values = getattr(app_settings, section)
     problems: list[str] = []
     providers = values.PROVIDERS
+    if isinstance(providers, cls):
+        providers = [providers]
     if isinstance(providers, list | tuple):
         if any(not isinstance(p, cls) for p in providers):
             problems.append(f"PROVIDERS must hold {cls.__name__} objects")

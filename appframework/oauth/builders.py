@@ -169,7 +169,7 @@ def microsoft(
 ) -> OAuthProvider:
     """Microsoft identity platform (Entra ID / personal accounts). ``tenant``: ``common``
     (any account), ``organizations`` (work or school), or a tenant id or domain."""
-    if not isinstance(tenant, str) or not _TENANT.match(tenant):
+    if not isinstance(tenant, str) or not _TENANT.fullmatch(tenant):
         raise ValueError(
             f"microsoft(tenant=...) must be 'common', 'organizations', 'consumers', a tenant "
             f"id or a domain, not {tenant!r}."

@@ -76,6 +76,10 @@ def consume_state(request: HttpRequest, provider_name: str, state: Any) -> dict[
     now = time.time()
     stored = session.get(SESSION_KEY)
     entry = stored.pop(state, None) if isinstance(stored, dict) else None
+    cache = caches[app_settings.OAUTH.STATE_CACHE]
+    if entry is None and len(state) <= _MAX_STATE_LENGTH and cache.get(_spent_key(state)):
+        # Gone from this session because it was spent here: say so, not "mismatch".
+        raise _replayed()
     if entry is not None:
         # Spent even when refused below: a state is never tried twice.
         session[SESSION_KEY] = stored
@@ -89,10 +93,13 @@ def consume_state(request: HttpRequest, provider_name: str, state: Any) -> dict[
             _("The sign-in callback does not belong to a sign-in started here; start again."),
             code="oauth_state_mismatch",
         )
-    cache = caches[app_settings.OAUTH.STATE_CACHE]
     if not cache.add(_spent_key(state), 1, timeout=int(app_settings.OAUTH.STATE_TTL)):
-        raise ForbiddenException(
-            _("This sign-in callback was used already; start the sign-in again."),
-            code="oauth_state_replayed",
-        )
+        raise _replayed()
     return entry
+
+
+def _replayed() -> ForbiddenException:
+    return ForbiddenException(
+        _("This sign-in callback was used already; start the sign-in again."),
+        code="oauth_state_replayed",
+    )

@@ -1,0 +1,554 @@
+"""The hosted builders (Google, GitHub, Microsoft): their URLs and scopes, and how each
+provider's answers become an ``OAuthUser``, from RECORDED responses
+(tests/oauth/recorded/*.json: status, headers and body of each call).
+
+The hosts cannot be reached from the tests, so the end-to-end tests mount a
+``requests`` adapter on the OAuth client's session for those hosts only
+(``RecordedAdapter``): everything above the transport — ``OAuthManager``, the state,
+``ProviderClient``, the builders' userinfo code — runs as in production. The adapter
+plays the provider strictly: the code, the redirect_uri, the client credentials and the
+bearer token must be the expected ones, or it answers as the provider would (an OAuth
+error), so a client that sent the wrong request fails these tests.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import pytest
+import requests
+import urllib3
+from django.core.exceptions import ImproperlyConfigured
+from django.test import RequestFactory
+
+from appframework.auth.session_store import SessionStore
+from appframework.exceptions import ForbiddenException
+from appframework.oauth import (
+    OAuthManager,
+    OAuthProvider,
+    OAuthProviderError,
+    OAuthUser,
+    generic_oidc,
+    github,
+    google,
+    microsoft,
+)
+from appframework.oauth import client as client_module
+from appframework.oauth.builders import (
+    GITHUB_EMAILS_URL,
+    map_github_userinfo,
+    map_microsoft_userinfo,
+    map_oidc_userinfo,
+)
+from tests.oauth.conftest import query_of
+
+RECORDED = Path(__file__).parent / "recorded"
+CLIENT_ID = "recorded-client-id"
+CLIENT_SECRET = "recorded-client-secret"
+CODE = "4/0AcvDMrRecordedAuthorizationCode"
+
+
+def recorded(name: str) -> dict[str, Any]:
+    """A recorded response: ``status``, ``headers``, ``body``."""
+    document: dict[str, Any] = json.loads((RECORDED / f"{name}.json").read_text())
+    return document
+
+
+def body(name: str) -> Any:
+    return recorded(name)["body"]
+
+
+# -- URLs and scopes ------------------------------------------------------------------------------
+def test_google_urls_scope_and_issuer() -> None:
+    provider = google("id", "secret", "https://app.example/auth/google/callback")
+
+    assert provider.name == "google"
+    assert provider.authorize_url == "https://accounts.google.com/o/oauth2/v2/auth"
+    assert provider.token_url == "https://oauth2.googleapis.com/token"
+    assert provider.userinfo_url == "https://openidconnect.googleapis.com/v1/userinfo"
+    assert provider.scope == "openid email profile"
+    assert provider.issuer == "https://accounts.google.com"
+    assert provider.redirect_uri == "https://app.example/auth/google/callback"
+    assert provider.map_userinfo is map_oidc_userinfo
+    assert google("id", "s", "https://a.example/cb", scope="openid email").scope == "openid email"
+
+
+def test_github_urls_and_scope() -> None:
+    provider = github("id", "secret", "https://app.example/auth/github/callback")
+
+    assert provider.name == "github"
+    assert provider.authorize_url == "https://github.com/login/oauth/authorize"
+    assert provider.token_url == "https://github.com/login/oauth/access_token"
+    assert provider.userinfo_url == "https://api.github.com/user"
+    assert provider.scope == "read:user user:email"
+    assert provider.issuer is None
+    assert provider.fetch_userinfo is not None
+    assert provider.map_userinfo is map_github_userinfo
+
+
+@pytest.mark.parametrize(
+    "tenant",
+    [
+        "common",
+        "organizations",
+        "consumers",
+        "72f988bf-86f1-41af-91ab-2d7cd011db47",
+        "contoso.onmicrosoft.com",
+        "fabrikam.com",
+    ],
+)
+def test_microsoft_tenant_goes_into_the_urls(tenant: str) -> None:
+    provider = microsoft(
+        "id", "secret", "https://app.example/auth/microsoft/callback", tenant=tenant
+    )
+
+    base = f"https://login.microsoftonline.com/{tenant}/oauth2/v2.0"
+    assert provider.authorize_url == f"{base}/authorize"
+    assert provider.token_url == f"{base}/token"
+    assert provider.userinfo_url == "https://graph.microsoft.com/v1.0/me"
+    assert provider.scope == "openid email profile User.Read"
+    assert provider.map_userinfo is map_microsoft_userinfo
+
+
+def test_microsoft_default_tenant_is_common() -> None:
+    provider = microsoft("id", "secret", "https://app.example/auth/microsoft/callback")
+
+    assert provider.authorize_url == (
+        "https://login.microsoftonline.com/common/oauth2/v2.0/authorize"
+    )
+
+
+@pytest.mark.parametrize(
+    "tenant",
+    ["../x", "a/b", "common?x=1", "common#x", "", " common", "common/", "contoso.com/../x", None],
+)
+def test_microsoft_a_bad_tenant_is_a_value_error(tenant: Any) -> None:
+    with pytest.raises(ValueError, match="tenant"):
+        microsoft("id", "secret", "https://app.example/cb", tenant=tenant)
+
+
+def test_microsoft_a_tenant_with_a_trailing_newline_is_a_value_error() -> None:
+    # "anything else raises ValueError" (docs/oauth.md): the pattern's "$" also matches
+    # before a final newline, which would end up inside the token URL.
+    with pytest.raises(ValueError, match="tenant"):
+        microsoft("id", "secret", "https://app.example/cb", tenant="common\n")
+
+
+def test_generic_oidc_without_issuer_needs_the_three_urls() -> None:
+    with pytest.raises(ImproperlyConfigured, match="token_url, userinfo_url"):
+        generic_oidc(
+            "x",
+            "id",
+            "s",
+            authorize_url="https://idp.example/a",
+            redirect_uri="https://a.example/cb",
+        )
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("name", "a b", "letters, digits"),
+        ("name", "../x", "letters, digits"),
+        ("client_id", "", "no client_id"),
+        ("token_url", "ftp://idp.example/token", "absolute http"),
+        ("redirect_uri", "/auth/x/callback", "absolute http"),
+        ("token_auth_method", "private_key_jwt", "client_secret_basic or client_secret_post"),
+    ],
+)
+def test_a_provider_with_a_bad_field_is_a_value_error(field: str, value: str, message: str) -> None:
+    values: dict[str, Any] = {
+        "name": "x",
+        "client_id": "id",
+        "client_secret": "s",
+        "authorize_url": "https://idp.example/a",
+        "token_url": "https://idp.example/t",
+        "userinfo_url": "https://idp.example/u",
+        "redirect_uri": "https://app.example/cb",
+        "scope": "openid",
+        "map_userinfo": map_oidc_userinfo,
+        field: value,
+    }
+    with pytest.raises(ValueError, match=message):
+        OAuthProvider(**values)
+
+
+# -- mapping each recorded answer -----------------------------------------------------------------
+def test_google_userinfo_maps_to_a_verified_user() -> None:
+    user = map_oidc_userinfo(body("google_userinfo"))
+
+    assert user == OAuthUser(
+        provider="",
+        provider_user_id="110248495921238986420",
+        email="ada.lovelace.test@gmail.com",
+        name="Ada Lovelace",
+        avatar_url="https://lh3.googleusercontent.com/a/ACg8ocJ3kT0recordedPictureId=s96-c",
+        email_verified=True,
+    )
+
+
+@pytest.mark.parametrize("claim", [False, "true", "True", 1, None])
+def test_google_email_verified_is_true_only_for_json_true(claim: Any) -> None:
+    userinfo = dict(body("google_userinfo"), email_verified=claim)
+
+    assert map_oidc_userinfo(userinfo).email_verified is False
+
+
+class FakeGitHubHttp:
+    """What ``_github_userinfo`` calls on the ``ProviderClient``, answering recorded
+    documents (a non-2xx recording raises as the client does)."""
+
+    def __init__(self, user: str, emails: str) -> None:
+        self.user = recorded(user)
+        self.emails = recorded(emails)
+        self.calls: list[tuple[str, str]] = []
+
+    def userinfo(self, url: str, access_token: str, what: str = "userinfo") -> dict[str, Any]:
+        self.calls.append(("userinfo", url))
+        assert access_token == "gho_token"
+        return dict(self.user["body"])
+
+    def userinfo_list(self, url: str, access_token: str, what: str) -> list[Mapping[str, Any]]:
+        self.calls.append(("userinfo_list", url))
+        if self.emails["status"] != 200:
+            raise OAuthProviderError(f"HTTP {self.emails['status']}")
+        return list(self.emails["body"])
+
+
+GITHUB_CASES = {
+    "public-verified": (
+        "github_user",
+        "github_emails",
+        "octocat@github.com",
+        True,
+        "The Octocat",
+    ),
+    "public-unverified": (
+        "github_user_unverified_public_email",
+        "github_emails",
+        "octocat@old-domain.example",
+        False,
+        "The Octocat",
+    ),
+    "no-public-email-primary-verified": (
+        "github_user_no_public_email",
+        "github_emails",
+        "octocat@github.com",
+        True,
+        "octocat",  # no name: the login
+    ),
+    "emails-endpoint-404": (
+        "github_user",
+        "github_emails_404",
+        "octocat@github.com",
+        False,
+        "The Octocat",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("user_file", "emails_file", "email", "verified", "name"),
+    GITHUB_CASES.values(),
+    ids=GITHUB_CASES,
+)
+def test_github_userinfo_maps_the_email_list(
+    user_file: str, emails_file: str, email: str, verified: bool, name: str
+) -> None:
+    provider = github("id", "secret", "https://app.example/cb")
+    http = FakeGitHubHttp(user_file, emails_file)
+
+    assert provider.fetch_userinfo is not None
+    document = provider.fetch_userinfo(provider, "gho_token", http)
+    user = provider.map_userinfo(document)
+
+    assert http.calls == [
+        ("userinfo", "https://api.github.com/user"),
+        ("userinfo_list", GITHUB_EMAILS_URL),
+    ]
+    assert user.provider_user_id == "583231"  # the numeric id, as text
+    assert user.email == email
+    assert user.email_verified is verified
+    assert user.name == name
+    assert user.avatar_url == "https://avatars.githubusercontent.com/u/583231?v=4"
+
+
+def test_github_no_public_email_and_no_primary_verified_has_no_email() -> None:
+    emails = [{"email": "a@example.test", "primary": True, "verified": False, "visibility": None}]
+    http = FakeGitHubHttp("github_user_no_public_email", "github_emails")
+    http.emails = {"status": 200, "body": emails}
+    provider = github("id", "secret", "https://app.example/cb")
+
+    assert provider.fetch_userinfo is not None
+    user = provider.map_userinfo(provider.fetch_userinfo(provider, "gho_token", http))
+
+    assert user.email is None
+    assert user.email_verified is False
+
+
+@pytest.mark.parametrize(
+    ("name", "email", "display"),
+    [
+        ("microsoft_me", "AdeleV@contoso.onmicrosoft.com", "Adele Vance"),
+        # userPrincipalName is not a mailbox: never used as the email.
+        ("microsoft_me_no_mail", None, "Megan Bowen"),
+    ],
+)
+def test_microsoft_me_maps_to_a_user_whose_email_is_never_verified(
+    name: str, email: str | None, display: str
+) -> None:
+    document = body(name)
+
+    user = map_microsoft_userinfo(document)
+
+    assert user.provider_user_id == document["id"]
+    assert user.email == email
+    assert user.name == display
+    assert user.email_verified is False
+    assert map_microsoft_userinfo(dict(document, email_verified=True)).email_verified is False
+
+
+# -- end to end through OAuthManager.handle_callback ------------------------------------------------
+Recording = dict[str, Any]
+Route = Callable[[requests.PreparedRequest], Recording]
+
+
+def oauth_error(status: int, error: str) -> Recording:
+    return {
+        "status": status,
+        "headers": {"Content-Type": "application/json"},
+        "body": {"error": error},
+    }
+
+
+class RecordedAdapter(requests.adapters.BaseAdapter):
+    """Answers ``routes[(method, url without query)]`` from recordings; records every
+    request it is sent."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.routes: dict[tuple[str, str], Route] = {}
+        self.sent: list[requests.PreparedRequest] = []
+
+    def send(
+        self,
+        request: requests.PreparedRequest,
+        stream: bool = False,
+        timeout: Any = None,
+        verify: Any = True,
+        cert: Any = None,
+        proxies: Any = None,
+    ) -> requests.Response:
+        self.sent.append(request)
+        parts = urlsplit(request.url or "")
+        route = self.routes.get(
+            (str(request.method), f"{parts.scheme}://{parts.netloc}{parts.path}")
+        )
+        answer = (
+            route(request)
+            if route
+            else {"status": 404, "headers": {}, "body": {"message": "Not Found"}}
+        )
+        content = answer["body"]
+        data = content if isinstance(content, bytes) else json.dumps(content).encode()
+        raw = urllib3.HTTPResponse(
+            body=io.BytesIO(data),
+            headers=answer["headers"],
+            status=answer["status"],
+            preload_content=False,
+            request_method=request.method,
+        )
+        return requests.adapters.HTTPAdapter().build_response(request, raw)
+
+    def close(self) -> None:
+        pass
+
+
+HOSTED_HOSTS = [
+    "https://accounts.google.com/",
+    "https://oauth2.googleapis.com/",
+    "https://openidconnect.googleapis.com/",
+    "https://github.com/",
+    "https://api.github.com/",
+    "https://login.microsoftonline.com/",
+    "https://graph.microsoft.com/",
+]
+
+
+@pytest.fixture
+def hosted() -> Iterator[RecordedAdapter]:
+    """The recorded adapter, mounted on the OAuth client's session for the hosted
+    providers' hosts (and removed afterwards)."""
+    session = client_module._session()
+    saved = session.adapters.copy()
+    adapter = RecordedAdapter()
+    for prefix in HOSTED_HOSTS:
+        session.mount(prefix, adapter)
+    try:
+        yield adapter
+    finally:
+        session.adapters = saved
+
+
+def form(request: requests.PreparedRequest) -> dict[str, str]:
+    raw = request.body or ""
+    text = raw.decode() if isinstance(raw, bytes) else raw
+    return {k: v[0] for k, v in parse_qs(text).items()}
+
+
+def token_route(provider: OAuthProvider, name: str, *, form_by_default: bool = False) -> Route:
+    """The token endpoint: the recorded answer for the expected request, else the OAuth
+    error the provider would give. ``form_by_default``: GitHub answers form-encoded
+    unless JSON is asked for in Accept."""
+
+    def answer(request: requests.PreparedRequest) -> Recording:
+        data = form(request)
+        if data.get("client_id") != CLIENT_ID or data.get("client_secret") != CLIENT_SECRET:
+            return oauth_error(401, "invalid_client")
+        if data.get("grant_type") != "authorization_code":
+            return oauth_error(400, "unsupported_grant_type")
+        if data.get("code") != CODE or data.get("redirect_uri") != provider.redirect_uri:
+            return oauth_error(400, "invalid_grant")
+        response = recorded(name)
+        if form_by_default and "application/json" not in request.headers.get("Accept", ""):
+            return {
+                "status": 200,
+                "headers": {"Content-Type": "application/x-www-form-urlencoded"},
+                "body": urlencode(response["body"]).encode(),
+            }
+        return response
+
+    return answer
+
+
+def bearer_route(token_file: str, name: str) -> Route:
+    """A resource (userinfo): the recording for the recorded access token, else 401."""
+
+    def answer(request: requests.PreparedRequest) -> Recording:
+        token = recorded(token_file)["body"]["access_token"]
+        if request.headers.get("Authorization") != f"Bearer {token}":
+            return oauth_error(401, "invalid_token")
+        return recorded(name)
+
+    return answer
+
+
+def sign_in_with(provider: OAuthProvider, **callback: str) -> OAuthUser:
+    """redirect_url, then handle_callback with the recorded code, on one session."""
+    manager = OAuthManager([provider], timeout=5)
+    factory = RequestFactory()
+    session = SessionStore()
+    begin = factory.get(f"/auth/{provider.name}/redirect")
+    begin.session = session
+    authorize_url = manager.redirect_url(begin, provider.name, next="/after")
+    assert authorize_url.startswith(provider.authorize_url + "?")
+    params = query_of(authorize_url)
+    assert params["client_id"] == CLIENT_ID
+    assert params["redirect_uri"] == provider.redirect_uri
+    assert params["scope"] == provider.scope
+    finish = factory.get(
+        f"/auth/{provider.name}/callback", {"code": CODE, "state": params["state"], **callback}
+    )
+    finish.session = session
+    user = manager.handle_callback(finish, provider.name)
+    assert finish.oauth_next == "/after"  # type: ignore[attr-defined]
+    return user
+
+
+def test_google_end_to_end_from_recorded_answers(hosted: RecordedAdapter) -> None:
+    provider = google(CLIENT_ID, CLIENT_SECRET, "https://app.example/auth/google/callback")
+    hosted.routes = {
+        ("POST", provider.token_url): token_route(provider, "google_token"),
+        ("GET", provider.userinfo_url): bearer_route("google_token", "google_userinfo"),
+    }
+
+    user = sign_in_with(provider, iss="https://accounts.google.com")
+
+    assert user.provider == "google"
+    assert user.provider_user_id == "110248495921238986420"
+    assert user.email == "ada.lovelace.test@gmail.com"
+    assert user.email_verified is True
+    assert user.name == "Ada Lovelace"
+    assert user.access_token == body("google_token")["access_token"]
+    assert user.raw == body("google_userinfo")
+    assert [(r.method, r.url) for r in hosted.sent] == [
+        ("POST", provider.token_url),
+        ("GET", provider.userinfo_url),
+    ]
+
+
+def test_google_end_to_end_refuses_a_callback_from_another_issuer(hosted: RecordedAdapter) -> None:
+    provider = google(CLIENT_ID, CLIENT_SECRET, "https://app.example/auth/google/callback")
+
+    with pytest.raises(ForbiddenException) as raised:
+        sign_in_with(provider, iss="https://login.microsoftonline.com/common/v2.0")
+
+    assert raised.value.code == "oauth_issuer_mismatch"
+    assert hosted.sent == []
+
+
+@pytest.mark.parametrize(
+    ("user_file", "emails_file", "email", "verified", "name"),
+    GITHUB_CASES.values(),
+    ids=GITHUB_CASES,
+)
+def test_github_end_to_end_from_recorded_answers(
+    hosted: RecordedAdapter, user_file: str, emails_file: str, email: str, verified: bool, name: str
+) -> None:
+    provider = github(CLIENT_ID, CLIENT_SECRET, "https://app.example/auth/github/callback")
+    hosted.routes = {
+        ("POST", provider.token_url): token_route(provider, "github_token", form_by_default=True),
+        ("GET", provider.userinfo_url): bearer_route("github_token", user_file),
+        ("GET", GITHUB_EMAILS_URL): bearer_route("github_token", emails_file),
+    }
+
+    user = sign_in_with(provider)
+
+    assert user.provider == "github"
+    assert user.provider_user_id == "583231"
+    assert user.email == email
+    assert user.email_verified is verified
+    assert user.name == name
+    assert user.access_token == "gho_16C7e42F292c6912E7710c838347Ae178B4a"
+    assert [r.url for r in hosted.sent] == [
+        provider.token_url,
+        provider.userinfo_url,
+        GITHUB_EMAILS_URL,
+    ]
+
+
+@pytest.mark.parametrize(
+    "tenant", ["common", "organizations", "72f988bf-86f1-41af-91ab-2d7cd011db47"]
+)
+def test_microsoft_end_to_end_from_recorded_answers(hosted: RecordedAdapter, tenant: str) -> None:
+    provider = microsoft(
+        CLIENT_ID, CLIENT_SECRET, "https://app.example/auth/microsoft/callback", tenant=tenant
+    )
+    hosted.routes = {
+        ("POST", provider.token_url): token_route(provider, "microsoft_token"),
+        ("GET", provider.userinfo_url): bearer_route("microsoft_token", "microsoft_me"),
+    }
+
+    user = sign_in_with(provider)
+
+    assert user.provider == "microsoft"
+    assert user.provider_user_id == "87d349ed-44d7-43e1-9a83-5f2406dee5bd"
+    assert user.email == "AdeleV@contoso.onmicrosoft.com"
+    assert user.email_verified is False
+    assert user.name == "Adele Vance"
+    assert hosted.sent[0].url == f"https://login.microsoftonline.com/{tenant}/oauth2/v2.0/token"
+
+
+def test_the_recorded_provider_refuses_a_wrong_client_secret(hosted: RecordedAdapter) -> None:
+    # The adapter's checks can fail a client: the positive controls above pass because
+    # the client sent the right request.
+    provider = google(CLIENT_ID, "wrong-secret", "https://app.example/auth/google/callback")
+    hosted.routes = {("POST", provider.token_url): token_route(provider, "google_token")}
+
+    with pytest.raises(OAuthProviderError, match=r"HTTP 401 \(invalid_client\)"):
+        sign_in_with(provider)

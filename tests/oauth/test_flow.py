@@ -1,0 +1,209 @@
+"""The whole OAuth sign-in against a real OpenID Connect provider.
+
+The relying party is the test project (Django's test Client, host ``testserver``); the
+provider is the local django-oauth-toolkit server (tests/oauth/peer.py). Nothing between
+them is stubbed: the authorization code travels through the provider's login, the code
+is exchanged over HTTP with the client secret, and the identity comes from the
+provider's userinfo endpoint.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import requests
+from django.test import Client
+
+from appframework.events import user_registered
+from appframework.oauth import OAuthProvider
+from appframework.oauth.models import OAuthIdentity
+from appframework.oauth.state import SESSION_KEY
+from testproject.blog.models import User
+from tests.oauth.conftest import (
+    REDIRECT_URI,
+    authorize_at_provider,
+    identities,
+    local_path,
+    oauth_settings,
+    query_of,
+    session_user_id,
+    sign_in,
+    signed_in_email,
+    start,
+)
+
+pytestmark = pytest.mark.django_db
+
+ALICE = "alice@example.test"
+
+
+@pytest.fixture
+def registrations() -> Iterator[list[Any]]:
+    """Every ``user_registered`` sent, as (user, request)."""
+    sent: list[Any] = []
+
+    def receiver(sender: Any, user: Any, request: Any = None, **kwargs: Any) -> None:
+        sent.append((user, request))
+
+    user_registered.connect(receiver, dispatch_uid="tests.oauth.registrations")
+    try:
+        yield sent
+    finally:
+        user_registered.disconnect(dispatch_uid="tests.oauth.registrations")
+
+
+@pytest.fixture
+def token_requests(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """What each POST to a token endpoint carried on the wire (the real request is sent)."""
+    seen: list[dict[str, Any]] = []
+    original = requests.Session.request
+
+    def spy(self: requests.Session, method: str, url: str, **kwargs: Any) -> Any:
+        if method == "POST" and url.endswith("/token/"):
+            seen.append(
+                {"url": url, "data": dict(kwargs.get("data") or {}), "auth": kwargs.get("auth")}
+            )
+        return original(self, method, url, **kwargs)
+
+    monkeypatch.setattr(requests.Session, "request", spy)
+    return seen
+
+
+def test_redirect_sends_the_browser_to_the_provider_with_the_authorization_request(
+    oauth_local: OAuthProvider,
+) -> None:
+    client = Client()
+
+    response = client.get("/auth/local/redirect?next=/posts")
+
+    assert response.status_code == 302
+    location = response["Location"]
+    assert location.startswith(oauth_local.authorize_url + "?")
+    params = query_of(location)
+    state = params.pop("state")
+    assert params == {
+        "response_type": "code",
+        "client_id": oauth_local.client_id,
+        "redirect_uri": REDIRECT_URI,
+        "scope": "openid email profile",
+    }
+    assert len(state) >= 43  # 32 random bytes, base64url
+    assert client.session[SESSION_KEY][state]["n"] == "/posts"
+    assert "no-cache" in response["Cache-Control"]
+
+
+def test_first_sign_in_creates_the_user_links_the_identity_and_signs_in(
+    oauth_local: OAuthProvider, registrations: list[Any], django_capture_on_commit_callbacks: Any
+) -> None:
+    client = Client()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = sign_in(client, next="/posts")
+        assert registrations == []  # sent once the account is committed, not before
+
+    assert response.status_code == 302
+    assert response["Location"] == "/posts"
+    user = User.objects.get(email=ALICE)
+    assert user.name == "Alice Example"
+    assert not user.has_usable_password()
+    assert session_user_id(client) == str(user.pk)
+    assert signed_in_email(client) == ALICE
+    identity = OAuthIdentity.objects.get()
+    assert (identity.provider, identity.provider_user_id, identity.user_id) == (
+        "local",
+        "alice",
+        user.pk,
+    )
+    assert identity.email == ALICE
+    assert [u.pk for u, _request in registrations] == [user.pk]
+    assert registrations[0][1] is not None  # the callback's request
+
+
+def test_a_second_sign_in_reuses_the_user_and_the_identity(
+    oauth_local: OAuthProvider, registrations: list[Any], django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        first = sign_in(Client())
+    assert first.status_code == 302
+    user = User.objects.get(email=ALICE)
+
+    client = Client()
+    with django_capture_on_commit_callbacks(execute=True):
+        second = sign_in(client, next="/posts")
+
+    assert second.status_code == 302
+    assert second["Location"] == "/posts"
+    assert session_user_id(client) == str(user.pk)
+    assert User.objects.count() == 1
+    assert identities() == [("local", "alice", user.pk)]
+    assert len(registrations) == 1
+
+
+def test_an_existing_local_account_with_the_verified_email_is_linked(
+    oauth_local: OAuthProvider, registrations: list[Any], django_capture_on_commit_callbacks: Any
+) -> None:
+    local = User.objects.create_user(ALICE, "a local password", name="Alice Local")
+    client = Client()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = sign_in(client)
+
+    assert response.status_code == 302
+    assert response["Location"] == "/"  # LOGIN_REDIRECT_URL: no next given
+    assert session_user_id(client) == str(local.pk)
+    assert identities() == [("local", "alice", local.pk)]
+    assert User.objects.count() == 1
+    local.refresh_from_db()
+    assert local.name == "Alice Local"  # linking changes nothing of the account
+    assert local.check_password("a local password")
+    assert registrations == []
+
+
+@pytest.mark.parametrize("method", ["client_secret_basic", "client_secret_post"])
+def test_the_token_endpoint_authenticates_the_client_either_way(
+    local_provider: OAuthProvider, token_requests: list[dict[str, Any]], method: str
+) -> None:
+    provider = dataclasses.replace(local_provider, token_auth_method=method)
+    client = Client()
+    with oauth_settings([provider]):
+        response = sign_in(client)
+
+    assert response.status_code == 302, response.content
+    assert session_user_id(client) == str(User.objects.get(email=ALICE).pk)
+    (sent,) = token_requests
+    assert sent["data"]["grant_type"] == "authorization_code"
+    assert sent["data"]["redirect_uri"] == REDIRECT_URI
+    if method == "client_secret_basic":
+        assert sent["auth"] == (provider.client_id, provider.client_secret)
+        assert "client_secret" not in sent["data"]
+    else:
+        assert sent["auth"] is None
+        assert sent["data"]["client_id"] == provider.client_id
+        assert sent["data"]["client_secret"] == provider.client_secret
+
+
+def test_discovery_configures_the_provider_from_the_issuer(local_provider: OAuthProvider) -> None:
+    issuer = local_provider.issuer
+    assert issuer is not None and issuer.startswith("http://127.0.0.1:")
+    assert local_provider.authorize_url == f"{issuer}/authorize/"
+    assert local_provider.token_url == f"{issuer}/token/"
+    assert local_provider.userinfo_url == f"{issuer}/userinfo/"
+    # The provider advertises RFC 9207 and client_secret_basic.
+    assert local_provider.require_iss is True
+    assert local_provider.token_auth_method == "client_secret_basic"
+
+
+def test_the_callback_carries_code_state_and_the_issuer(oauth_local: OAuthProvider) -> None:
+    client = Client()
+    authorize_url = start(client)
+
+    callback = authorize_at_provider(authorize_url)
+
+    params = query_of(callback)
+    assert set(params) == {"code", "state", "iss"}
+    assert params["state"] == query_of(authorize_url)["state"]
+    assert params["iss"] == oauth_local.issuer
+    assert local_path(callback).startswith("/auth/local/callback?")

@@ -1,0 +1,532 @@
+"""A provider that fails is a 502 ``oauth_provider_error``, never a 500; a discovery
+document that cannot be used is an ``OAuthDiscoveryError``.
+
+The failing providers are small real HTTP servers on 127.0.0.1
+(``http.server.ThreadingHTTPServer`` in a thread) answering what a broken provider
+answers; the OAuth client reaches them over real sockets (nothing in ``requests`` is
+replaced).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import json
+import re
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+from django.test import Client
+
+from appframework.oauth import OAuthDiscoveryError, OAuthProvider, generic_oidc
+from appframework.oauth.client import MAX_DOCUMENT_BYTES
+from testproject.blog.models import User
+from tests.oauth.conftest import JSON, oauth_settings, problem, query_of, session_user_id, start
+
+pytestmark = pytest.mark.django_db
+
+DISCOVERY = "/.well-known/openid-configuration"
+CALLBACK = "http://testserver/auth/scripted/callback"
+
+
+# -- a scripted provider ------------------------------------------------------------------------
+@dataclass
+class Answer:
+    status: int = 200
+    body: Any = b""  # bytes or str as they are; anything else as JSON
+    content_type: str = "application/json"
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def encoded(self) -> bytes:
+        if isinstance(self.body, bytes):
+            return self.body
+        if isinstance(self.body, str):
+            return self.body.encode()
+        return json.dumps(self.body).encode()
+
+
+@dataclass
+class Seen:
+    method: str
+    target: str  # the request target (an absolute URL when sent to a proxy)
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+class ScriptedServer:
+    """An HTTP server on ``host`` answering ``routes[path]`` (404 otherwise)."""
+
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self.routes: dict[str, Answer | Callable[[Seen], Answer]] = {}
+        self.seen: list[Seen] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _answer(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                seen = Seen(
+                    self.command,
+                    self.path,
+                    urlsplit(self.path).path,
+                    dict(self.headers.items()),
+                    self.rfile.read(length) if length else b"",
+                )
+                server.seen.append(seen)
+                route = server.routes.get(seen.path)
+                if route is None:
+                    answer = Answer(404, {"error": "not_found"})
+                else:
+                    answer = route(seen) if callable(route) else route
+                body = answer.encoded()
+                try:
+                    self.send_response(answer.status)
+                    self.send_header("Content-Type", answer.content_type)
+                    self.send_header("Content-Length", str(len(body)))
+                    for name, value in answer.headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client stopped reading (an answer too large)
+
+            do_GET = do_POST = _answer
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer((host, 0), Handler)
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(timeout=5)
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedServer]:
+    scripted = ScriptedServer()
+    try:
+        yield scripted
+    finally:
+        scripted.close()
+
+
+def closed_port() -> int:
+    """A port of 127.0.0.1 on which nothing listens."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+@contextlib.contextmanager
+def silent_server() -> Iterator[str]:
+    """A server that accepts connections and never answers; yields its base URL."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.settimeout(0.05)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                connection, _ = listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            held.append(connection)
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        for connection in held:
+            connection.close()
+        listener.close()
+
+
+def scripted_provider(token_url: str, userinfo_url: str) -> OAuthProvider:
+    return generic_oidc(
+        "scripted",
+        "scripted-client",
+        "scripted-secret",
+        authorize_url="https://idp.example/authorize",
+        token_url=token_url,
+        userinfo_url=userinfo_url,
+        redirect_uri=CALLBACK,
+    )
+
+
+def run_callback(
+    provider: OAuthProvider, accept: str = "application/json", **oauth: Any
+) -> tuple[Any, Client]:
+    """Start a sign-in and come back with a code: the callback's response, and the
+    browser."""
+    client = Client()
+    with oauth_settings([provider], **oauth):
+        state = query_of(start(client, "scripted"))["state"]
+        response = client.get(
+            f"/auth/scripted/callback?{urlencode({'state': state, 'code': 'the-code'})}",
+            HTTP_ACCEPT=accept,
+        )
+    return response, client
+
+
+TOKEN_OK = Answer(200, {"access_token": "at-1", "token_type": "Bearer", "expires_in": 3600})
+USERINFO_OK = Answer(
+    200, {"sub": "u-1", "email": "scripted@example.test", "email_verified": True, "name": "S"}
+)
+
+
+# -- the harness works ----------------------------------------------------------------------------
+def test_a_provider_that_answers_well_signs_the_user_in(server: ScriptedServer) -> None:
+    server.routes = {"/token": TOKEN_OK, "/userinfo": USERINFO_OK}
+
+    response, client = run_callback(
+        scripted_provider(f"{server.url}/token", f"{server.url}/userinfo")
+    )
+
+    assert response.status_code == 302
+    assert session_user_id(client) == str(User.objects.get(email="scripted@example.test").pk)
+    token, userinfo = server.seen
+    assert (token.method, token.path) == ("POST", "/token")
+    form = {k: v[0] for k, v in parse_qs(token.body.decode()).items()}
+    assert form == {
+        "grant_type": "authorization_code",
+        "code": "the-code",
+        "redirect_uri": CALLBACK,
+    }
+    assert token.headers["Authorization"].startswith("Basic ")  # no discovery: the default
+    assert (userinfo.method, userinfo.path) == ("GET", "/userinfo")
+    assert userinfo.headers["Authorization"] == "Bearer at-1"
+
+
+# -- token endpoint and userinfo failures -----------------------------------------------------------
+HTML_PAGE = "<!doctype html><title>Oops</title><h1>Something went wrong</h1>"
+HUGE_TOKEN = {"access_token": "a" * MAX_DOCUMENT_BYTES, "token_type": "Bearer"}
+GZIP_BOMB = gzip.compress(b" " * (5 * MAX_DOCUMENT_BYTES))
+
+FAILURES = {
+    "token-500": (
+        Answer(500, HTML_PAGE, "text/html"),
+        USERINFO_OK,
+        "token exchange",
+        "HTTP 500",
+    ),
+    "token-503-json": (
+        Answer(503, {"error": "temporarily_unavailable"}),
+        USERINFO_OK,
+        "token exchange",
+        "HTTP 503 (temporarily_unavailable)",
+    ),
+    "token-html": (Answer(200, HTML_PAGE, "text/html"), USERINFO_OK, "token exchange", "not JSON"),
+    "token-empty": (Answer(200, b""), USERINFO_OK, "token exchange", "not a JSON object"),
+    "token-json-list": (
+        Answer(200, [{"access_token": "at-1", "token_type": "Bearer"}]),
+        USERINFO_OK,
+        "token exchange",
+        "not a JSON object",
+    ),
+    "token-no-access-token": (
+        Answer(200, {"token_type": "Bearer", "expires_in": 3600}),
+        USERINFO_OK,
+        "token exchange",
+        "no access_token",
+    ),
+    "token-type-mac": (
+        Answer(200, {"access_token": "at-1", "token_type": "mac", "mac_key": "k"}),
+        USERINFO_OK,
+        "token exchange",
+        "unsupported token_type 'mac'",
+    ),
+    "token-over-1-MB": (Answer(200, HUGE_TOKEN), USERINFO_OK, "token exchange", "too large"),
+    "token-gzip-bomb": (
+        Answer(200, GZIP_BOMB, headers={"Content-Encoding": "gzip"}),
+        USERINFO_OK,
+        "token exchange",
+        "too large",
+    ),
+    "token-redirect": (
+        Answer(302, b"", headers={"Location": "https://elsewhere.example/token"}),
+        USERINFO_OK,
+        "token exchange",
+        "HTTP 302",
+    ),
+    "token-401-invalid-client": (
+        Answer(401, {"error": "invalid_client"}),
+        USERINFO_OK,
+        "token exchange",
+        "HTTP 401 (invalid_client)",
+    ),
+    "userinfo-401": (
+        TOKEN_OK,
+        Answer(401, {"error": "invalid_token"}, headers={"WWW-Authenticate": "Bearer"}),
+        "userinfo",
+        "HTTP 401 (invalid_token)",
+    ),
+    "userinfo-html": (TOKEN_OK, Answer(200, HTML_PAGE, "text/html"), "userinfo", "not JSON"),
+    "userinfo-json-list": (TOKEN_OK, Answer(200, [{"sub": "u-1"}]), "userinfo", "JSON object"),
+    "userinfo-no-sub": (
+        TOKEN_OK,
+        Answer(200, {"email": "scripted@example.test", "email_verified": True}),
+        "userinfo",
+        "no usable 'sub'",
+    ),
+    "userinfo-sub-not-a-string": (
+        TOKEN_OK,
+        Answer(200, {"sub": {"id": 1}, "email": "scripted@example.test"}),
+        "userinfo",
+        "no usable 'sub'",
+    ),
+}
+
+
+@pytest.mark.parametrize(("token", "userinfo", "step", "reason"), FAILURES.values(), ids=FAILURES)
+def test_a_failing_provider_is_502_provider_error(
+    server: ScriptedServer, token: Answer, userinfo: Answer, step: str, reason: str
+) -> None:
+    server.routes = {"/token": token, "/userinfo": userinfo}
+
+    response, client = run_callback(
+        scripted_provider(f"{server.url}/token", f"{server.url}/userinfo")
+    )
+
+    assert response.status_code == 502
+    document = problem(response)
+    assert document["code"] == "oauth_provider_error"
+    assert document["title"] == "Sign-in provider error"
+    assert step in document["detail"]
+    assert reason in document["detail"]
+    assert session_user_id(client) is None
+    assert User.objects.count() == 0
+
+
+def test_an_unreachable_token_endpoint_is_502(server: ScriptedServer) -> None:
+    token_url = f"http://127.0.0.1:{closed_port()}/token"
+
+    response, _ = run_callback(scripted_provider(token_url, f"{server.url}/userinfo"))
+
+    assert response.status_code == 502
+    document = problem(response)
+    assert document["code"] == "oauth_provider_error"
+    assert "could not connect" in document["detail"]
+    assert server.seen == []
+
+
+def test_a_token_endpoint_that_never_answers_is_502_after_the_timeout() -> None:
+    with silent_server() as url:
+        began = time.monotonic()
+        response, _ = run_callback(
+            scripted_provider(f"{url}/token", f"{url}/userinfo"), TIMEOUT=0.5
+        )
+        elapsed = time.monotonic() - began
+
+    assert response.status_code == 502
+    document = problem(response)
+    assert document["code"] == "oauth_provider_error"
+    assert "no answer within 0.5 s" in document["detail"]
+    assert 0.5 <= elapsed < 5
+
+
+def test_a_failing_provider_is_a_502_page_for_a_browser(server: ScriptedServer) -> None:
+    server.routes = {"/token": Answer(500, HTML_PAGE, "text/html")}
+
+    response, _ = run_callback(
+        scripted_provider(f"{server.url}/token", f"{server.url}/userinfo"),
+        accept="text/html,application/xhtml+xml",
+    )
+
+    assert response.status_code == 502
+    assert response["Content-Type"].startswith("text/html")
+    assert "Sign-in provider error" in response.content.decode()
+    assert "Something went wrong" not in response.content.decode()
+
+
+# -- discovery ------------------------------------------------------------------------------------
+def discovery_document(issuer: str, base: str | None = None, **changes: Any) -> dict[str, Any]:
+    base = base or issuer
+    return {
+        "issuer": issuer,
+        "authorization_endpoint": f"{base}/authorize",
+        "token_endpoint": f"{base}/token",
+        "userinfo_endpoint": f"{base}/userinfo",
+        "response_types_supported": ["code"],
+        **changes,
+    }
+
+
+def discover_at(issuer: str) -> OAuthProvider:
+    return generic_oidc("d", "id", "secret", redirect_uri=CALLBACK, issuer=issuer, timeout=2)
+
+
+def test_discovery_reads_the_endpoints_of_a_loopback_issuer_over_http(
+    server: ScriptedServer,
+) -> None:
+    # The positive control of the refusals below.
+    server.routes = {
+        DISCOVERY: Answer(
+            200,
+            discovery_document(
+                server.url,
+                authorization_response_iss_parameter_supported=True,
+                token_endpoint_auth_methods_supported=["client_secret_post"],
+            ),
+        )
+    }
+
+    provider = discover_at(server.url)
+
+    assert provider.issuer == server.url
+    assert provider.token_url == f"{server.url}/token"
+    assert provider.require_iss is True
+    assert provider.token_auth_method == "client_secret_post"
+
+
+def test_discovery_of_an_unreachable_issuer_raises() -> None:
+    issuer = f"http://127.0.0.1:{closed_port()}"
+
+    with pytest.raises(OAuthDiscoveryError, match="Could not read the OIDC discovery document"):
+        discover_at(issuer)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        Answer(200, HTML_PAGE, "text/html"),
+        Answer(200, ["not", "an", "object"]),
+        Answer(404, {"error": "not_found"}),
+    ],
+    ids=["html", "json-list", "404"],
+)
+def test_discovery_of_a_document_that_is_not_a_json_object_raises(
+    server: ScriptedServer, answer: Answer
+) -> None:
+    server.routes = {DISCOVERY: answer}
+
+    with pytest.raises(OAuthDiscoveryError, match="Could not read"):
+        discover_at(server.url)
+
+
+def test_discovery_of_a_document_naming_another_issuer_raises(server: ScriptedServer) -> None:
+    server.routes = {DISCOVERY: Answer(200, discovery_document("https://other-idp.example"))}
+
+    with pytest.raises(
+        OAuthDiscoveryError, match=re.escape("names issuer 'https://other-idp.example'")
+    ):
+        discover_at(server.url)
+
+
+def test_discovery_errors_are_improperly_configured() -> None:
+    assert issubclass(OAuthDiscoveryError, ImproperlyConfigured)
+
+
+@pytest.fixture
+def proxied(server: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> ScriptedServer:
+    """Plain-http requests go through ``server`` as their HTTP proxy, so that it can play
+    a provider at a host name that is not loopback (``idp.example``)."""
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", server.url)
+    monkeypatch.setenv("http_proxy", server.url)
+    return server
+
+
+def test_discovery_refuses_http_endpoints_for_an_issuer_that_is_not_loopback(
+    proxied: ScriptedServer,
+) -> None:
+    issuer = "http://idp.example"
+    proxied.routes = {DISCOVERY: Answer(200, discovery_document(issuer))}
+
+    with pytest.raises(OAuthDiscoveryError, match="no usable authorization_endpoint"):
+        discover_at(issuer)
+
+    # The document was read from idp.example (through the proxy): the refusal is the
+    # endpoint check's doing.
+    (seen,) = proxied.seen
+    assert seen.target == f"{issuer}{DISCOVERY}"
+    assert seen.headers["Host"] == "idp.example"
+    # Positive control: the same issuer with https endpoints is accepted.
+    proxied.routes = {DISCOVERY: Answer(200, discovery_document(issuer, "https://idp.example"))}
+    assert discover_at(issuer).token_url == "https://idp.example/token"
+
+
+@pytest.mark.parametrize(
+    "missing", ["authorization_endpoint", "token_endpoint", "userinfo_endpoint"]
+)
+def test_discovery_without_an_endpoint_raises(server: ScriptedServer, missing: str) -> None:
+    document = discovery_document(server.url)
+    del document[missing]
+    server.routes = {DISCOVERY: Answer(200, document)}
+
+    with pytest.raises(OAuthDiscoveryError, match=f"no usable {missing}"):
+        discover_at(server.url)
+
+
+# -- PROVIDERS as a factory, built on first use -----------------------------------------------------
+FLAKY: dict[str, Any] = {"issuer": None, "calls": 0}
+
+
+def flaky_providers() -> list[OAuthProvider]:
+    """``OAUTH["PROVIDERS"]`` of the test below (an import string names it)."""
+    FLAKY["calls"] += 1
+    return [
+        generic_oidc(
+            "flaky",
+            "id",
+            "secret",
+            redirect_uri="http://testserver/auth/flaky/callback",
+            issuer=FLAKY["issuer"],
+            timeout=2,
+        )
+    ]
+
+
+def test_a_factory_whose_discovery_fails_is_502_and_is_tried_again_on_the_next_request(
+    server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(FLAKY, "issuer", server.url)
+    monkeypatch.setitem(FLAKY, "calls", 0)
+    server.routes = {DISCOVERY: Answer(503, HTML_PAGE, "text/html")}  # the provider is down
+    client = Client()
+    with oauth_settings("tests.oauth.test_provider_errors.flaky_providers"):
+        down = client.get("/auth/flaky/redirect", **JSON)
+        assert FLAKY["calls"] == 1
+
+        server.routes = {DISCOVERY: Answer(200, discovery_document(server.url))}  # back up
+        up = client.get("/auth/flaky/redirect", **JSON)
+        again = client.get("/auth/flaky/redirect", **JSON)
+
+    assert down.status_code == 502
+    document = problem(down)
+    assert document["code"] == "oauth_provider_error"
+    assert "discovery" in document["detail"]
+    assert up.status_code == 302
+    assert up["Location"].startswith(f"{server.url}/authorize?")
+    assert again.status_code == 302
+    # Built once it worked: the third request did not run discovery again.
+    assert FLAKY["calls"] == 2
+    assert [seen.path for seen in server.seen] == [DISCOVERY, DISCOVERY]
