@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
+
+# The name is a URL segment matched by the routes and by is_saml_acs_request.
+_NAME = re.compile(r"[A-Za-z0-9_-]{1,50}")
 
 __all__ = ["OAuthProvider", "OAuthUser", "UserinfoFetcher"]
 
@@ -74,9 +78,9 @@ class OAuthProvider:
     fetch_userinfo: UserinfoFetcher | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        if not self.name or not self.name.replace("-", "").replace("_", "").isalnum():
+        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
             raise ValueError(
-                f"OAuthProvider.name must be letters, digits, '-' or '_' (it is a URL "
+                f"OAuthProvider.name must be letters, digits, '-' or '_' in ASCII (a URL "
                 f"segment), not {self.name!r}."
             )
         if not self.client_id:

@@ -23,6 +23,7 @@ from saml2.client import Saml2Client
 from saml2.config import SPConfig
 from saml2.saml import NAMEID_FORMAT_UNSPECIFIED
 from saml2.sigver import get_xmlsec_binary
+from saml2.xmldsig import DIGEST_SHA256, SIG_RSA_SHA256
 
 from .types import SamlProvider
 
@@ -91,6 +92,9 @@ def sp_config_dict(provider: SamlProvider, clock_skew: int) -> dict[str, Any]:
                 "authn_requests_signed": provider.signs_requests,
                 "name_id_format": [NAMEID_FORMAT_UNSPECIFIED],
                 "name_id_format_allow_create": True,
+                # pysaml2 signs with RSA-SHA1 unless told otherwise.
+                "signing_algorithm": SIG_RSA_SHA256,
+                "digest_algorithm": DIGEST_SHA256,
             }
         },
     }

@@ -16,6 +16,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils.translation import gettext_lazy as _
 from saml2 import BINDING_HTTP_POST, BINDING_HTTP_REDIRECT
 from saml2.time_util import str_to_time
+from saml2.xmldsig import SIG_RSA_SHA256
 
 from .._sso import named_providers
 from ..conf import app_settings, derived_setting
@@ -109,6 +110,7 @@ def saml_login(
         relay_state="",
         binding=BINDING_HTTP_REDIRECT,
         sign=provider.signs_requests,
+        sigalg=SIG_RSA_SHA256 if provider.signs_requests else None,
     )
     remember_request(request_id, provider.name, next if isinstance(next, str) else None)
     location = dict(info["headers"])["Location"]
@@ -138,7 +140,8 @@ def _decode(request: HttpRequest) -> tuple[str, bytes]:
             _("The SAMLResponse is too large."), code="saml_response_malformed"
         )
     try:
-        document = base64.b64decode(encoded, validate=False)
+        # Strict: IdPs may wrap the base64 in lines, but anything else is not a response.
+        document = base64.b64decode(re.sub(r"\s+", "", encoded), validate=True)
     except (binascii.Error, ValueError):
         raise BadRequestException(
             _("The SAMLResponse is not base64."), code="saml_response_malformed"

@@ -10,6 +10,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+# The name is a URL segment matched by the routes and by is_saml_acs_request.
+_NAME = re.compile(r"[A-Za-z0-9_-]{1,50}")
+
 __all__ = ["SamlProvider", "SamlUser", "certificate_body", "saml_provider"]
 
 _PEM_ARMOUR = re.compile(r"-----(BEGIN|END) [A-Z0-9 ]+-----")
@@ -101,9 +104,9 @@ class SamlProvider:
     want_assertions_signed: bool = True
 
     def __post_init__(self) -> None:
-        if not self.name or not self.name.replace("-", "").replace("_", "").isalnum():
+        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
             raise ValueError(
-                f"SamlProvider.name must be letters, digits, '-' or '_' (it is a URL "
+                f"SamlProvider.name must be letters, digits, '-' or '_' in ASCII (a URL "
                 f"segment), not {self.name!r}."
             )
         for name in ("idp_entity_id", "sp_entity_id"):

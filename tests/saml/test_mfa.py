@@ -1,0 +1,116 @@
+"""Signing in through SAML with TOTP on: the ACS starts the code challenge instead of
+signing in (``SAML["MFA"]``, on by default); and the async twins of the flows."""
+
+from __future__ import annotations
+
+import time
+from urllib.parse import parse_qs, urlsplit
+
+import pyotp
+import pytest
+from django.test import Client, RequestFactory
+
+from appframework.mfa import confirm, enroll, pending_user_id
+from appframework.saml import SamlProvider, SamlUser, asaml_acs, asaml_login
+from testproject.blog.models import User
+from testproject.local_idp.saml_idp import SigningIdp
+
+from .conftest import (
+    ALICE,
+    SettingsInstaller,
+    acs_request,
+    assert_redirect,
+    current_idp,
+    post_acs,
+    respond,
+    session_request,
+    signed_in_user,
+    start_login,
+)
+
+pytestmark = pytest.mark.django_db
+
+STEP = 30
+
+
+def totp_user() -> tuple[User, str]:
+    """Alice with TOTP on, and her secret."""
+    user = User.objects.create_user(ALICE, None, name="Alice")
+    secret = enroll(user)["secret"]
+    confirm(user, pyotp.TOTP(secret).now())
+    user.refresh_from_db()
+    assert user.mfa_enabled
+    return user, secret
+
+
+def next_code(secret: str) -> str:
+    """A live code the confirmation did not spend (the next step's: inside the window)."""
+    return pyotp.TOTP(secret).at(time.time() + STEP)
+
+
+def wrong_code(secret: str) -> str:
+    """Six digits that no step near now gives."""
+    near = {pyotp.TOTP(secret).at(time.time() + STEP * k) for k in range(-2, 3)}
+    return next(c for c in ("000000", "111111", "222222", "333333") if c not in near)
+
+
+def test_a_totp_user_arriving_through_the_acs_is_challenged_not_signed_in(
+    idp: SigningIdp, provider: SamlProvider
+) -> None:
+    user, secret = totp_user()
+    browser = Client()
+    request_id = start_login(browser, next="/posts")
+
+    response = post_acs(browser, respond(idp, request_id))
+
+    assert_redirect(response, "/login/mfa")
+    assert signed_in_user(browser) is None
+    assert pending_user_id(session_request(browser)) == user.pk
+
+    # The code form with a wrong code keeps them out...
+    wrong = browser.post("/login/mfa", {"code": wrong_code(secret)})
+    assert wrong.status_code == 401
+    assert signed_in_user(browser) is None
+    # ...and a valid one completes the sign-in.
+    done = browser.post("/login/mfa", {"code": next_code(secret)})
+    assert_redirect(done, "/")
+    assert signed_in_user(browser) == user
+    assert pending_user_id(session_request(browser)) is None
+
+
+def test_with_saml_mfa_off_a_totp_user_is_signed_in_directly(
+    idp: SigningIdp, saml_settings: SettingsInstaller
+) -> None:
+    saml_settings(MFA=False)
+    user, _secret = totp_user()
+    browser = Client()
+    request_id = start_login(browser, next="/posts")
+
+    assert_redirect(post_acs(browser, respond(idp, request_id)), "/posts")
+    assert signed_in_user(browser) == user
+    assert pending_user_id(session_request(browser)) is None
+
+
+def test_a_user_without_totp_is_signed_in_directly_with_mfa_on(
+    idp: SigningIdp, provider: SamlProvider
+) -> None:
+    user = User.objects.create_user(ALICE, None)
+    browser = Client()
+    assert_redirect(post_acs(browser, respond(idp), relay_state="/posts"), "/posts")
+    assert signed_in_user(browser) == user
+    assert pending_user_id(session_request(browser)) is None
+
+
+async def test_asaml_login_and_asaml_acs_work_from_an_async_context(
+    idp: SigningIdp, provider: SamlProvider
+) -> None:
+    redirect = await asaml_login(RequestFactory().get("/saml/test/login"), "test", next="/posts")
+    assert redirect.status_code == 302
+    parsed = current_idp().parse_authn_request_query(parse_qs(urlsplit(redirect["Location"]).query))
+
+    request = acs_request(respond(idp, parsed.id, session_index="s-9"))
+    user = await asaml_acs(request, provider)
+
+    assert isinstance(user, SamlUser)
+    assert (user.name_id, user.email, user.session_index) == (ALICE, ALICE, "s-9")
+    assert request.saml_next == "/posts"
