@@ -11,10 +11,9 @@ of its own rather than a broken tool.
 from __future__ import annotations
 
 import base64
-import logging
 import stat
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -37,7 +36,7 @@ with warnings.catch_warnings():
     from saml2.xmldsig import SIG_RSA_SHA256
 
     from testproject.local_idp.keys import KeyPair, make_keypair
-    from testproject.local_idp.saml_idp import RawAttribute, SigningIdp, SpInfo
+    from testproject.local_idp.saml_idp import RawAttribute, SigningIdp
     from tests.saml import idp_tools
 
 IDP_ENTITY_ID = "http://idp.test/metadata"
@@ -50,48 +49,7 @@ EVIL = "mallory@example.test"
 # -- fixtures ---------------------------------------------------------------------------
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _quiet_saml2() -> Iterator[None]:
-    # pysaml2 logs every rejection, with a traceback, at ERROR: noise for tests whose
-    # point is that it rejects.
-    saml2_logger = logging.getLogger("saml2")
-    level = saml2_logger.level
-    saml2_logger.setLevel(logging.CRITICAL + 1)
-    yield
-    saml2_logger.setLevel(level)
-
-
-@pytest.fixture(scope="module")
-def key_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("saml-keys")
-
-
-@pytest.fixture(scope="module")
-def idp_keys(key_dir: Path) -> KeyPair:
-    return make_keypair(key_dir, "idp", common_name="idp.test")
-
-
-@pytest.fixture(scope="module")
-def sp_keys(key_dir: Path) -> KeyPair:
-    return make_keypair(key_dir, "sp", common_name="testserver")
-
-
-@pytest.fixture(scope="module")
-def attacker_keys(key_dir: Path) -> KeyPair:
-    # Same subject as the genuine IdP's: only the key tells them apart.
-    return make_keypair(key_dir, "attacker", common_name="idp.test")
-
-
-@pytest.fixture(scope="module")
-def idp(idp_keys: KeyPair, sp_keys: KeyPair) -> SigningIdp:
-    return SigningIdp(
-        entity_id=IDP_ENTITY_ID,
-        sso_url=IDP_SSO_URL,
-        keypair=idp_keys,
-        service_providers=[SpInfo(SP_ENTITY_ID, SP_ACS_URL, cert_b64=sp_keys.cert_b64)],
-    )
-
-
+# The keys, the quiet saml2 logger and the `idp` fixture come from tests/saml/conftest.py.
 SpFactory = Callable[..., Saml2Client]
 
 
