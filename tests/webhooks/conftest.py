@@ -25,6 +25,22 @@ def receiver() -> Iterator[Receiver]:
     yield from running_receiver()
 
 
+@pytest.fixture(scope="module")
+def _module_listener() -> Iterator[Receiver]:
+    yield from running_receiver()
+
+
+@pytest.fixture
+def module_receiver(_module_listener: Receiver) -> Receiver:
+    """One listener for the whole module (stopping one takes half a second), emptied
+    and reset to answering 200 at once before each test."""
+    with _module_listener.lock:
+        _module_listener.hits.clear()
+    _module_listener.respond = lambda n: (200, {}, b"ok")
+    _module_listener.delay = 0.0
+    return _module_listener
+
+
 @pytest.fixture
 def loopback_allowed() -> Iterator[None]:
     """Deliveries may reach 127.0.0.1 (the test receiver); fast retries, short timeouts."""

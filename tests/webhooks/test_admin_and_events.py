@@ -53,7 +53,7 @@ from testproject.blog.models import User
 from tests.conftest import login_client
 
 from .conftest import webhook_settings
-from .receiver import Receiver, running_receiver
+from .receiver import Receiver
 
 SECRET = "s3cret"
 ENDPOINTS = "/admin/appframework_webhooks/webhookendpoint/"
@@ -63,20 +63,9 @@ PUBLIC_ADDRESS = "93.184.215.14"
 _real_getaddrinfo = socket.getaddrinfo
 
 
-@pytest.fixture(scope="module")
-def _listener() -> Iterator[Receiver]:
-    yield from running_receiver()
-
-
 @pytest.fixture
-def receiver(_listener: Receiver) -> Receiver:
-    """One listener for the whole module (stopping one takes half a second), emptied
-    and reset to answering 200 at once before each test."""
-    with _listener.lock:
-        _listener.hits.clear()
-    _listener.respond = lambda n: (200, {}, b"ok")
-    _listener.delay = 0.0
-    return _listener
+def receiver(module_receiver: Receiver) -> Receiver:
+    return module_receiver
 
 
 @pytest.fixture

@@ -18,7 +18,6 @@ import json
 import logging
 import socket
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -35,7 +34,7 @@ from appframework_webhooks.manager import WebhookManager
 from appframework_webhooks.tasks import backoff
 
 from .conftest import webhook_settings
-from .receiver import Receiver, running_receiver
+from .receiver import Receiver
 
 LOGGER = "appframework.webhooks"
 SECRET = "s3cret"
@@ -43,20 +42,9 @@ EVENT = "invoice.paid"
 SIGNATURE_HEADERS = {"X-Webhook-Signature", "X-Webhook-Signature-V2"}
 
 
-@pytest.fixture(scope="module")
-def _listener() -> Iterator[Receiver]:
-    yield from running_receiver()
-
-
 @pytest.fixture
-def receiver(_listener: Receiver) -> Receiver:
-    """One listener for the whole module (stopping one takes half a second), emptied
-    and reset to answering 200 at once before each test."""
-    with _listener.lock:
-        _listener.hits.clear()
-    _listener.respond = lambda n: (200, {}, b"ok")
-    _listener.delay = 0.0
-    return _listener
+def receiver(module_receiver: Receiver) -> Receiver:
+    return module_receiver
 
 
 def _endpoint(url: str, *, secret: str | None = SECRET, **extra: Any) -> WebhookEndpoint:

@@ -40,7 +40,7 @@ from appframework_webhooks import manager as manager_module
 from appframework_webhooks import tasks as webhook_tasks
 from appframework_webhooks.manager import FAN_OUT_THRESHOLD, WebhookManager, publish_jobs
 
-from .receiver import Receiver, running_receiver
+from .receiver import Receiver
 
 LOGGER = "appframework.webhooks"
 UUID_HEX = re.compile(r"^[0-9a-f]{32}$")
@@ -49,20 +49,9 @@ UUID_HEX = re.compile(r"^[0-9a-f]{32}$")
 NOWHERE = "https://hooks.example.com/hook"
 
 
-@pytest.fixture(scope="module")
-def _listener() -> Iterator[Receiver]:
-    yield from running_receiver()
-
-
 @pytest.fixture
-def receiver(_listener: Receiver) -> Receiver:
-    """One listener for the whole module (stopping one takes half a second), emptied
-    and reset to answering 200 at once before each test."""
-    with _listener.lock:
-        _listener.hits.clear()
-    _listener.respond = lambda n: (200, {}, b"ok")
-    _listener.delay = 0.0
-    return _listener
+def receiver(module_receiver: Receiver) -> Receiver:
+    return module_receiver
 
 
 def _endpoint(receiver: Receiver | None, path: str, event: str = "order.paid", **extra: Any) -> Any:

@@ -12,7 +12,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_fire_delivers_signed_body_once_committed(receiver, loopback_allowed) -> None:
-    endpoint = WebhookEndpoint.objects.create(url=receiver.url, event="order.shipped", secret="s3cret")
+    endpoint = WebhookEndpoint.objects.create(
+        url=receiver.url, event="order.shipped", secret="s3cret"
+    )
     with transaction.atomic():
         ids = WebhookManager().fire_sync("order.shipped", {"id": 7})
         assert receiver.hits == []
