@@ -39,12 +39,8 @@ with warnings.catch_warnings():
     from testproject.local_idp.saml_idp import RawAttribute, SigningIdp
     from tests.saml import idp_tools
 
-IDP_ENTITY_ID = "http://idp.test/metadata"
-IDP_SSO_URL = "http://idp.test/sso"
-SP_ENTITY_ID = "http://testserver/saml/test/metadata"
-SP_ACS_URL = "http://testserver/saml/test/acs"
-EVIL = "mallory@example.test"
-
+from .conftest import ACS_URL as SP_ACS_URL
+from .conftest import EVIL, IDP_ENTITY_ID, IDP_SSO_URL, SP_ENTITY_ID
 
 # -- fixtures ---------------------------------------------------------------------------
 
