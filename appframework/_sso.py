@@ -3,7 +3,10 @@ settings the same way: the provider list, and the checks of their shared keys.""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from django.apps import apps
 from django.conf import settings
@@ -12,7 +15,15 @@ from django.core.exceptions import ImproperlyConfigured
 from .checks import SESSION_MIDDLEWARE, middleware_index
 from .conf import app_settings, import_from_setting
 
-__all__ = ["named_providers", "sessions_ready", "shared_setting_problems"]
+__all__ = [
+    "named_providers",
+    "sessions_ready",
+    "shared_setting_problems",
+    "validate_provider_fields",
+]
+
+# A provider's name is a URL segment, matched by the routes and by is_saml_acs_request.
+_NAME = re.compile(r"[A-Za-z0-9_-]{1,50}")
 
 P = TypeVar("P")
 
@@ -73,3 +84,20 @@ def shared_setting_problems(section: str, cls: type, cache_key: str) -> list[str
     except ImproperlyConfigured as exc:
         problems.append(str(exc))
     return problems
+
+
+def validate_provider_fields(provider: Any, url_fields: Iterable[str]) -> None:
+    """``ValueError`` unless ``provider.name`` is an ASCII URL segment and each of
+    ``url_fields`` is an absolute http(s) URL."""
+    kind = type(provider).__name__
+    name = provider.name
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ValueError(
+            f"{kind}.name must be letters, digits, '-' or '_' in ASCII (a URL segment), "
+            f"not {name!r}."
+        )
+    for field in url_fields:
+        value = getattr(provider, field)
+        parts = urlsplit(value if isinstance(value, str) else "")
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"{kind}.{field} must be an absolute http(s) URL, not {value!r}.")

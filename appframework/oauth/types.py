@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
-# The name is a URL segment matched by the routes and by is_saml_acs_request.
-_NAME = re.compile(r"[A-Za-z0-9_-]{1,50}")
+from .._sso import validate_provider_fields
 
 __all__ = ["OAuthProvider", "OAuthUser", "UserinfoFetcher"]
 
@@ -37,12 +34,6 @@ class OAuthUser:
 # (provider, access token, http) -> the userinfo document. ``http`` is the manager's
 # ``ProviderClient``, so extra calls (GitHub's email list) share its timeout and errors.
 UserinfoFetcher = Callable[["OAuthProvider", str, Any], Mapping[str, Any]]
-
-
-def _check_url(name: str, value: str) -> None:
-    parts = urlsplit(value or "")
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError(f"OAuthProvider.{name} must be an absolute http(s) URL, not {value!r}.")
 
 
 @dataclass(frozen=True)
@@ -78,15 +69,11 @@ class OAuthProvider:
     fetch_userinfo: UserinfoFetcher | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
-            raise ValueError(
-                f"OAuthProvider.name must be letters, digits, '-' or '_' in ASCII (a URL "
-                f"segment), not {self.name!r}."
-            )
+        validate_provider_fields(
+            self, ("authorize_url", "token_url", "userinfo_url", "redirect_uri")
+        )
         if not self.client_id:
             raise ValueError(f"OAuthProvider {self.name!r} has no client_id.")
-        for name in ("authorize_url", "token_url", "userinfo_url", "redirect_uri"):
-            _check_url(name, getattr(self, name))
         if self.token_auth_method not in ("client_secret_basic", "client_secret_post"):
             raise ValueError(
                 f"OAuthProvider.token_auth_method must be client_secret_basic or "

@@ -8,10 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
-# The name is a URL segment matched by the routes and by is_saml_acs_request.
-_NAME = re.compile(r"[A-Za-z0-9_-]{1,50}")
+from .._sso import validate_provider_fields
 
 __all__ = ["SamlProvider", "SamlUser", "certificate_body", "saml_provider"]
 
@@ -68,12 +66,6 @@ def _pem_text(value: str | None, what: str) -> str | None:
     return value
 
 
-def _check_url(name: str, value: str) -> None:
-    parts = urlsplit(value or "")
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError(f"SamlProvider.{name} must be an absolute http(s) URL, not {value!r}.")
-
-
 @dataclass(frozen=True)
 class SamlProvider:
     """One identity provider, and this site as its service provider.
@@ -104,16 +96,10 @@ class SamlProvider:
     want_assertions_signed: bool = True
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
-            raise ValueError(
-                f"SamlProvider.name must be letters, digits, '-' or '_' in ASCII (a URL "
-                f"segment), not {self.name!r}."
-            )
+        validate_provider_fields(self, ("idp_sso_url", "acs_url"))
         for name in ("idp_entity_id", "sp_entity_id"):
             if not getattr(self, name):
                 raise ValueError(f"SamlProvider {self.name!r} has no {name}.")
-        _check_url("idp_sso_url", self.idp_sso_url)
-        _check_url("acs_url", self.acs_url)
         try:
             object.__setattr__(self, "idp_x509_cert", certificate_body(self.idp_x509_cert))
         except ValueError as exc:
