@@ -126,3 +126,15 @@ def login_client(client: Client, user: Any) -> Client:
     """Log ``user`` in through the suite's login() (a real signed session cookie)."""
     client.force_login(user, backend="appframework.auth.AuthManager")
     return client
+
+
+@pytest.fixture
+def demo_stack() -> Iterator[None]:
+    """The demo's MIDDLEWARE, TenantMiddleware and its resolver included (the base test
+    settings leave TenantMiddleware out; see tests/settings.py)."""
+    from django.test import override_settings
+
+    import testproject.settings as demo_settings
+
+    with override_settings(MIDDLEWARE=list(demo_settings.MIDDLEWARE)):
+        yield

@@ -40,9 +40,9 @@ def check_no_seeded_demo_user(
     return [
         _error(
             "blog.E001",
-            f"The seeded demo account {', '.join(found)} exists; its password is "
-            "published in this repository and it is a superuser.",
-            "Delete it (in the admin, or User.objects.filter(email=...).delete() in "
+            f"Seeded demo accounts exist: {', '.join(found)}. Their passwords are "
+            "published in this repository (and admin@example.com is a superuser).",
+            "Delete them (in the admin, or User.objects.filter(email=...).delete() in "
             "manage.py shell) and never run seed_demo against a production database.",
         )
     ]

@@ -8,9 +8,16 @@ from django.db.models import QuerySet
 
 from appframework.authorization import Gate
 
+#: Roles whose holders may delete any post, not only their own.
+DELETE_ANY = ("editor", "admin")
+
+
+def _deletes_any(user: Any) -> bool:
+    return any(user.has_role(role) for role in DELETE_ANY)
+
 
 class PostPolicy:
-    """Authors manage their own posts; editors may delete any post."""
+    """Authors manage their own posts; editors and admins may delete any post."""
 
     def before(self, user: Any, ability: str) -> bool | None:
         # Deactivated accounts can do nothing, whatever the ability.
@@ -20,10 +27,10 @@ class PostPolicy:
         return bool(post.author_id == user.pk)
 
     def delete_post(self, user: Any, post: Any) -> bool:
-        return bool(post.author_id == user.pk or user.has_role("editor"))
+        return bool(post.author_id == user.pk or _deletes_any(user))
 
     def scope_delete_post(self, user: Any, posts: QuerySet[Any]) -> QuerySet[Any]:
-        if user.has_role("editor"):
+        if _deletes_any(user):
             return posts
         return posts.filter(author_id=user.pk)
 

@@ -17,6 +17,7 @@ from appframework.authorization import Gate, authorize_sync
 from appframework.container import container
 
 from .models import Post, User
+from .posting import create_post
 
 #: The most posts one ``posts`` field returns, whatever ``limit`` asks for.
 MAX_POSTS = 100
@@ -45,6 +46,8 @@ type Query {
 }
 
 type Mutation {
+  "A post in the current tenant, by the signed-in user."
+  createPost(title: String!, body: String): Post!
   deletePost(id: ID!): Boolean!
 }
 """
@@ -92,6 +95,15 @@ def resolve_user_email(user: User, info: GraphQLResolveInfo) -> str | None:
     return user.email if gate.allows_sync(viewer, "view-email", user) else None
 
 
+def resolve_create_post(
+    _: Any, info: GraphQLResolveInfo, title: str, body: str | None = None
+) -> Post:
+    viewer = _viewer(info)
+    # The same rules as the /blog form and POST /posts (testproject/blog/posting.py).
+    post = create_post(viewer, title, body or "")
+    return post
+
+
 def resolve_delete_post(_: Any, info: GraphQLResolveInfo, id: str) -> bool:
     post = Post.objects.filter(pk=id).first() if id.isdigit() else None
     if post is None:
@@ -113,4 +125,5 @@ _user = schema.type_map["User"]
 _user.fields["email"].resolve = resolve_user_email  # type: ignore[union-attr]
 _mutation = schema.mutation_type
 assert _mutation is not None
+_mutation.fields["createPost"].resolve = resolve_create_post
 _mutation.fields["deletePost"].resolve = resolve_delete_post

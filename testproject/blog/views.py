@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.csrf import csrf_exempt
@@ -24,18 +25,35 @@ from appframework.auth import (
     login,
     logout,
 )
-from appframework.authorization import authorized
+from appframework.authorization import Gate, authorized
 from appframework.container import container
 from appframework.exceptions import BadRequestException
+from appframework.http import safe_redirect_url
 from appframework.mfa.flows import login_or_challenge
 from appframework.security import csrf_protect_login
 
 from . import sso
 from .models import Post
+from .posting import create_post
+
+#: Where the code form sends the user once the challenge is passed (a checked `next`).
+AFTER_MFA_KEY = "demo_after_mfa"
 
 
 def index(request: HttpRequest) -> HttpResponse:
-    return render(request, "blog/index.html", {"me": current_user_sync(request)})
+    """The tour: every part of the demo, what to look for, and the seeded accounts."""
+    from .management.commands.seed_demo import DEMO_USERS
+
+    return render(
+        request,
+        "blog/index.html",
+        {
+            "me": current_user_sync(request),
+            "demo_users": DEMO_USERS,
+            "sso_providers": sso.configured(),
+            "saml_configured": sso.saml_configured(),
+        },
+    )
 
 
 @csrf_protect_login
@@ -58,9 +76,12 @@ def login_view(request: HttpRequest) -> HttpResponse:
             email, request.POST.get("password", ""), request=request
         )
         if user is not None:
+            # Only a same-site `next` is followed: the login form is no open redirect.
+            after = safe_redirect_url(request, request.POST.get("next"), "/")
             # Users with two-factor on are not signed in yet: they get the code form.
             if login_or_challenge(request, user):
-                return redirect("index")
+                return redirect(after)
+            request.session[AFTER_MFA_KEY] = after
             return redirect("login-mfa")
         error = "Wrong email or password."
     # The typed email comes back (autoescaped by the template); the password never does.
@@ -70,6 +91,7 @@ def login_view(request: HttpRequest) -> HttpResponse:
         {
             "error": error,
             "email": email,
+            "next": request.POST.get("next") or request.GET.get("next", ""),
             "sso_providers": sso.configured(),
             "saml_configured": sso.saml_configured(),
         },
@@ -91,6 +113,14 @@ def issue_token(request: HttpRequest) -> JsonResponse:
 
 
 @require_GET
+@auth_required
+def token_page(request: HttpRequest) -> HttpResponse:
+    """/account/token: issue a bearer token (POST /token) and call /api/me with it, from
+    the page's own script: no cookie is sent with that call, only the token."""
+    return render(request, "blog/token.html", {"me": request.user})
+
+
+@require_GET
 @api_auth_required
 async def api_me(request: HttpRequest) -> JsonResponse:
     user = await current_api_user(request)
@@ -101,23 +131,60 @@ async def api_me(request: HttpRequest) -> JsonResponse:
 def posts(request: HttpRequest) -> JsonResponse:
     """GET /posts: public. POST /posts: create (session or bearer; CSRF applies to cookies)."""
     if request.method == "POST":
-        user = current_user_sync(request)
-        if user is None:
-            from appframework.auth import require_api_auth_sync
+        from appframework.auth import require_api_auth_sync
 
-            user = require_api_auth_sync(request)
+        # No session: the bearer token, else a 401 with WWW-Authenticate: Bearer.
+        user = current_user_sync(request) or require_api_auth_sync(request)
         try:
             data = json.loads(request.body or b"{}")
         except ValueError:
             raise BadRequestException("Body is not valid JSON.") from None
-        title = data.get("title") if isinstance(data, dict) else None
-        if not isinstance(title, str) or not title.strip() or len(title) > 200:
-            from appframework.exceptions import ValidationException
-
-            raise ValidationException("title: a non-empty string of at most 200 characters.")
-        post = Post.objects.create(title=title.strip(), body=str(data.get("body", "")), author=user)
+        if not isinstance(data, dict):
+            data = {}
+        post = create_post(user, data.get("title"), data.get("body", ""))
         return JsonResponse(post.as_dict(), status=201)
     return JsonResponse({"posts": [p.as_dict() for p in Post.objects.all()[:100]]})
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+def blog(request: HttpRequest) -> HttpResponse:
+    """/blog: the current tenant's posts, each with a Delete button the Gate decides on,
+    and for a signed-in user a form that writes a post (a CSRF-protected form post)."""
+    from appframework_tenancy import current_tenant_id
+
+    from .models import Tenant
+
+    user = current_user_sync(request)
+    if request.method == "POST":
+        post = create_post(user, request.POST.get("title"), request.POST.get("body", ""))
+        messages.success(request, f"Created “{post.title}”.")
+        return redirect("blog")
+    gate: Gate = container.resolve(Gate)
+    listed = list(Post.objects.select_related("author")[:50])
+    return render(
+        request,
+        "blog/blog.html",
+        {
+            "me": user,
+            "tenant": Tenant.objects.filter(pk=current_tenant_id()).first(),
+            # What the Gate would answer, so the page can say it before the click; the
+            # click is checked again on the server (the 403 is the point of the demo).
+            "posts": [
+                (post, user is not None and gate.allows_sync(user, "delete-post", post))
+                for post in listed
+            ],
+        },
+    )
+
+
+@require_POST
+@authorized("delete-post", Post)
+def delete_post_form(request: HttpRequest, post: Post) -> HttpResponse:
+    """POST /posts/<id>/delete from /blog's buttons: anonymous → 401, a post of another
+    tenant or none → 404, the Gate says no → 403 (all as the one error page)."""
+    post.delete()
+    messages.success(request, f"Deleted “{post.title}”: the Gate allowed it.")
+    return redirect("blog")
 
 
 @require_http_methods(["GET", "HEAD", "DELETE"])
@@ -292,8 +359,9 @@ def login_mfa_view(request: HttpRequest) -> HttpResponse:
         return redirect("login")
     error = None
     if request.method == "POST":
+        after = request.session.get(AFTER_MFA_KEY)
         if complete_challenge(request, request.POST.get("code", "")) is not None:
-            return redirect("index")
+            return redirect(safe_redirect_url(request, after, "/"))
         error = "That code is not valid."
     return render(request, "blog/login_mfa.html", {"error": error}, status=401 if error else 200)
 

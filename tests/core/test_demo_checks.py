@@ -27,7 +27,7 @@ from appframework.checks import (
     check_shared_caches,
 )
 from testproject.blog.checks import check_demo_secret_key_file, check_no_seeded_demo_user
-from testproject.blog.management.commands.seed_demo import DEMO_EMAIL
+from testproject.blog.management.commands.seed_demo import DEMO_EMAIL, SEEDED_EMAILS
 from testproject.blog.models import User
 
 # blog.E001 queries the database whenever deployment checks run (as `check --deploy` does).
@@ -246,19 +246,29 @@ def test_blog_e001_quiet_without_the_demo_user(user: Any) -> None:
     assert "blog.E001" not in _deploy_ids()
 
 
-def test_blog_e001_after_seed_demo() -> None:
+def test_blog_e001_after_seed_demo_names_every_seeded_account() -> None:
     call_command("seed_demo", stdout=io.StringIO())
     messages = check_no_seeded_demo_user()
     assert _ids(messages) == ["blog.E001"]
     assert isinstance(messages[0], checks.Error)
-    assert DEMO_EMAIL in messages[0].msg
+    assert DEMO_EMAIL in SEEDED_EMAILS
+    for email in SEEDED_EMAILS:
+        assert email in messages[0].msg
     _assert_documented(messages)
     assert "blog.E001" in _deploy_ids()
 
 
-def test_blog_e001_quiet_once_the_demo_user_is_deleted() -> None:
+def test_blog_e001_still_fires_while_one_seeded_account_is_left() -> None:
     call_command("seed_demo", stdout=io.StringIO())
-    User.objects.filter(email=DEMO_EMAIL).delete()
+    User.objects.filter(email__in=SEEDED_EMAILS).exclude(email="reader@example.com").delete()
+    messages = check_no_seeded_demo_user()
+    assert _ids(messages) == ["blog.E001"]
+    assert "reader@example.com" in messages[0].msg
+
+
+def test_blog_e001_quiet_once_the_seeded_accounts_are_deleted() -> None:
+    call_command("seed_demo", stdout=io.StringIO())
+    User.objects.filter(email__in=SEEDED_EMAILS).delete()
     assert check_no_seeded_demo_user() == []
 
 

@@ -1,27 +1,17 @@
-"""Fixtures of the tenancy tests: two tenants' rows, and the demo's full middleware
-stack (the base test settings leave TenantMiddleware out; see tests/settings.py).
+"""Fixtures of the tenancy tests: two tenants' rows (the demo's full middleware stack,
+``demo_stack``, is in tests/conftest.py).
 
 Tests in this folder start with no tenant selected."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from django.test import override_settings
 
-import testproject.settings as demo_settings
 from appframework_tenancy import as_tenant
 
 A, B = 1, 2
-
-
-@pytest.fixture
-def demo_stack() -> Iterator[None]:
-    """The demo's MIDDLEWARE, TenantMiddleware included, with its resolver."""
-    with override_settings(MIDDLEWARE=list(demo_settings.MIDDLEWARE)):
-        yield
 
 
 @pytest.fixture
