@@ -57,6 +57,9 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
             stderr=subprocess.STDOUT,
             text=True,
             start_new_session=True,  # its own process group: Ctrl-C goes to all of it
+            # As from a terminal: a runner started in the background may ignore SIGINT,
+            # and children inherit that.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + STARTUP_SECONDS
