@@ -137,7 +137,8 @@ def challenged(browser: Client, user: Any, password: str, enrolled: dict[str, An
 # -- the landing page --------------------------------------------------------------------------
 def test_the_landing_page_links_the_two_factor_page_and_says_what_to_look_for() -> None:
     page = Client().get("/").content.decode()
-    line = next(li for li in page.split("<li>") if 'href="/account/mfa"' in li)
+    tour = page.split('<ol id="tour">', 1)[1]
+    line = next(li for li in re.findall(r"<li>.*?</li>", tour, re.S) if 'href="/account/mfa"' in li)
     assert "QR code" in line
     assert "recovery codes are shown once" in line
     assert "a wrong code six times in a minute is a 429" in line

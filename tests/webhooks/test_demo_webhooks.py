@@ -410,7 +410,11 @@ def test_a_signup_failing_inside_its_transaction_sends_nothing(
 def test_landing_page_links_webhooks_and_signup_saying_what_to_watch_for() -> None:
     html = Client().get("/", **HTML).content.decode()
 
-    items = [li for li in re.findall(r"<li>.*?</li>", html, re.S) if 'href="/webhooks"' in li]
+    items = [
+        li
+        for li in re.findall(r"<li>.*?</li>", html, re.S)
+        if 'href="/webhooks"' in li and 'href="/signup"' in li
+    ]
     assert len(items) == 1, html
     item = items[0]
     assert 'href="/signup"' in item

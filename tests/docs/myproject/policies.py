@@ -1,0 +1,3 @@
+from testproject.blog.policies import PostPolicy
+
+__all__ = ["PostPolicy"]

@@ -1,0 +1,3 @@
+from testproject.blog.schema import schema
+
+__all__ = ["schema"]

@@ -1,0 +1,3 @@
+from testproject.blog.tenancy import resolve_tenant
+
+__all__ = ["resolve_tenant"]
