@@ -15,14 +15,10 @@ from pathlib import Path
 import pytest
 import requests
 
+from tests.processes import free_port
+
 REPO = Path(__file__).resolve().parents[2]
 STARTUP_SECONDS = 240
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def listening(port: int) -> bool:

@@ -23,7 +23,6 @@ import os
 import re
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -42,6 +41,7 @@ import pytest
 from appframework.env import ENVIRONMENT_VARIABLES
 from appframework_graphql.graphiql import LOCAL_FILES
 from tests.conftest import skip_or_fail_on_ci
+from tests.processes import free_port, read_log, stop_process
 
 try:
     from playwright.sync_api import expect
@@ -159,25 +159,11 @@ class DemoServer:
 
     def output(self) -> str:
         """What the server printed so far (its request log, tracebacks)."""
-        return self.log_path.read_text(encoding="utf-8", errors="replace")
+        return read_log(self.log_path)
 
     def stop(self) -> None:
         """Terminate the server and wait for it; safe to call twice."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
-
-
-def free_port() -> int:
-    """A port free right now. runserver needs a number up front (it cannot report the
-    port of ``:0``); the gap until it binds is short enough in practice."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+        stop_process(self.process)
 
 
 def child_environment(**values: str) -> dict[str, str]:

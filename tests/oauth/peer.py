@@ -22,6 +22,8 @@ from urllib.parse import urlencode, urljoin
 
 import requests
 
+from tests.processes import read_log, stop_process
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 DEFAULT_CLIENT_ID = "appframework-demo"
@@ -69,19 +71,11 @@ class LocalIdp:
 
     def output(self) -> str:
         """What the provider printed so far (its request log, tracebacks)."""
-        if self.log_path is None:
-            return ""
-        return self.log_path.read_text(encoding="utf-8", errors="replace")
+        return read_log(self.log_path)
 
     def stop(self) -> None:
         """Terminate the provider and wait for it; safe to call twice."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
+        stop_process(self.process)
 
 
 def start_local_idp(
