@@ -77,6 +77,8 @@ from typing import Any
 
 import benchlib
 
+from testproject.prepare import DemoSetupError, prepare_database
+
 HERE = Path(__file__).resolve().parent
 ROOT = benchlib.ROOT
 LUA_SCRIPT = HERE / "load" / "scenario.lua"
@@ -127,21 +129,6 @@ def server_env(tmpdir: Path, database_url: str | None) -> dict[str, str]:
     if database_url:
         env["DATABASE_URL"] = database_url
     return env
-
-
-def manage(env: dict[str, str], *args: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    if done.returncode != 0:
-        raise SetupError(
-            f"manage.py {' '.join(args)} failed (exit status {done.returncode}):\n"
-            f"{done.stdout}{done.stderr}"
-        )
 
 
 @dataclass
@@ -532,8 +519,10 @@ def main() -> int:
     results: list[Result] = []
     try:
         env = server_env(tmpdir, args.database_url)
-        manage(env, "migrate", "--verbosity=0")
-        manage(env, "seed_demo", "--verbosity=0")
+        try:
+            prepare_database(env)
+        except DemoSetupError as exc:
+            raise SetupError(str(exc)) from None
         server = start_gunicorn(env, tmpdir)
         session = log_in(server.base_url, args.email, args.password)
         plan = scenarios(server.base_url, session)

@@ -40,6 +40,7 @@ import pytest
 
 from appframework.env import ENVIRONMENT_VARIABLES
 from appframework_graphql.graphiql import LOCAL_FILES
+from testproject.prepare import DemoSetupError, prepare_database
 from tests.conftest import skip_or_fail_on_ci
 from tests.processes import free_port, read_log, stop_process
 
@@ -204,22 +205,6 @@ def fresh_database(tmp: Path) -> Iterator[dict[str, str]]:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def _manage(env: dict[str, str], *args: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=REPO_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    if done.returncode != 0:
-        pytest.fail(
-            f"manage.py {' '.join(args)} exited with status {done.returncode}:\n"
-            f"{done.stdout}\n{done.stderr}"
-        )
-
-
 def _answers(url: str) -> bool:
     try:
         with urllib.request.urlopen(url, timeout=2) as response:
@@ -277,8 +262,10 @@ def demo(
         )
         if graphiql_assets.directory is not None:
             env["GRAPHIQL_ASSETS_DIR"] = str(graphiql_assets.directory)
-        _manage(env, "migrate", "--noinput")
-        _manage(env, "seed_demo")
+        try:
+            prepare_database(env)
+        except DemoSetupError as exc:
+            pytest.fail(str(exc))
         server = start_demo(env, port, tmp / "server.log")
         try:
             yield server
