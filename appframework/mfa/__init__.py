@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_exports
 from .flows import (
     acomplete_challenge,
+    alogin_or_challenge,
     apending_user_id,
     astart_challenge,
     complete_challenge,
@@ -30,6 +31,7 @@ __getattr__ = lazy_exports(__name__, {"MfaEnrollable": ".models"})
 __all__ = [
     "MfaEnrollable",
     "acomplete_challenge",
+    "alogin_or_challenge",
     "apending_user_id",
     "astart_challenge",
     "complete_challenge",

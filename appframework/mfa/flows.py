@@ -24,6 +24,7 @@ from .totp import generate_secret, matching_counter, provisioning_uri
 __all__ = [
     "PENDING_SESSION_KEY",
     "acomplete_challenge",
+    "alogin_or_challenge",
     "apending_user_id",
     "astart_challenge",
     "complete_challenge",
@@ -271,5 +272,25 @@ astart_challenge = sync_to_async(start_challenge)
 apending_user_id = sync_to_async(pending_user_id)
 
 
-async def acomplete_challenge(request: HttpRequest, code: Any, **kwargs: Any) -> Any | None:
-    return await sync_to_async(complete_challenge)(request, code, **kwargs)
+async def alogin_or_challenge(request: HttpRequest, user: Any) -> bool:
+    """The async twin of :func:`login_or_challenge`, for an async login view right after
+    ``await AuthManager.attempt(...)``."""
+    return await sync_to_async(login_or_challenge)(request, user)
+
+
+async def acomplete_challenge(
+    request: HttpRequest,
+    code: Any,
+    *,
+    rate_limit: bool = True,
+    rate_limit_attempts: int = 5,
+    rate_limit_window: float = 60.0,
+) -> Any | None:
+    """The async twin of :func:`complete_challenge`."""
+    return await sync_to_async(complete_challenge)(
+        request,
+        code,
+        rate_limit=rate_limit,
+        rate_limit_attempts=rate_limit_attempts,
+        rate_limit_window=rate_limit_window,
+    )
