@@ -197,6 +197,8 @@ DEMO_BASE_URL = os.environ.get("DEMO_BASE_URL", "http://127.0.0.1:8000")
 STATIC_URL = "static/"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 USE_TZ = True
+# Times on the demo's pages (the delivery log) are UTC, labelled as such.
+TIME_ZONE = "UTC"
 
 APPFRAMEWORK: dict[str, dict[str, object]] = {
     "AUTH": {

@@ -138,3 +138,11 @@ def demo_stack() -> Iterator[None]:
 
     with override_settings(MIDDLEWARE=list(demo_settings.MIDDLEWARE)):
         yield
+
+
+def demo_tenant() -> Any:
+    """The demo's first tenant (Acme, the one tests run as), made again if a
+    transactional test flushed the row its migration created."""
+    from testproject.blog.models import Tenant
+
+    return Tenant.objects.get_or_create(pk=1, defaults={"name": "Acme", "slug": "acme"})[0]

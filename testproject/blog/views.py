@@ -8,6 +8,7 @@ clients and a small HTML page for browsers.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -135,12 +136,7 @@ def posts(request: HttpRequest) -> JsonResponse:
 
         # No session: the bearer token, else a 401 with WWW-Authenticate: Bearer.
         user = current_user_sync(request) or require_api_auth_sync(request)
-        try:
-            data = json.loads(request.body or b"{}")
-        except ValueError:
-            raise BadRequestException("Body is not valid JSON.") from None
-        if not isinstance(data, dict):
-            data = {}
+        data = _json_object(request.body)
         post = create_post(user, data.get("title"), data.get("body", ""))
         return JsonResponse(post.as_dict(), status=201)
     return JsonResponse({"posts": [p.as_dict() for p in Post.objects.all()[:100]]})
@@ -290,6 +286,24 @@ def signup_view(request: HttpRequest) -> HttpResponse:
     )
 
 
+def _json_object(body: bytes) -> dict[str, Any]:
+    """The JSON object a request body holds; 400 for anything else, nesting too deep
+    for the parser included (a RecursionError is no reason for a 500)."""
+    try:
+        data = json.loads(body or b"{}")
+    except (ValueError, RecursionError):
+        raise BadRequestException("Body is not valid JSON.") from None
+    if not isinstance(data, dict):
+        raise BadRequestException("Body must be a JSON object.")
+    return data
+
+
+def _storable(text: str) -> str:
+    """``text`` as the database takes it: lone surrogates (from JSON escapes) cannot be
+    encoded as UTF-8, and PostgreSQL refuses NUL characters."""
+    return text.encode("utf-8", "replace").decode("utf-8").replace("\x00", "\ufffd")
+
+
 def _demo_webhook_secret() -> str:
     from django.conf import settings
 
@@ -314,15 +328,15 @@ def webhook_receiver(request: HttpRequest) -> HttpResponse:
     signed = verify_signature(secret, body, request.headers.get("X-Webhook-Signature"))
     fresh = verify_webhook(secret, request.headers, body)
     try:
-        event = str(json.loads(body).get("event", ""))[:255]
-    except (ValueError, AttributeError):
+        event = str(_json_object(body).get("event", ""))
+    except BadRequestException:
         event = ""
     ReceivedWebhook.objects.create(
-        event=event or request.headers.get("X-Webhook-Event", "")[:255],
-        webhook_id=request.headers.get("X-Webhook-Id", "")[:64],
+        event=_storable(event or request.headers.get("X-Webhook-Event", ""))[:255],
+        webhook_id=_storable(request.headers.get("X-Webhook-Id", ""))[:64],
         signature_valid=signed,
         replay_proof_valid=fresh,
-        body=body.decode("utf-8", "replace")[:10_000],
+        body=_storable(body.decode("utf-8", "replace"))[:10_000],
     )
     # Anyone can post here (that is the point of a receiver): keep only the latest rows.
     stale = ReceivedWebhook.objects.values_list("pk", flat=True)[KEEP_RECEIVED:]
@@ -373,8 +387,9 @@ def account_mfa_view(request: HttpRequest) -> HttpResponse:
     recovery codes, shown once) or off (with a current code)."""
     import segno
 
-    from appframework.exceptions import ValidationException
+    from appframework.exceptions import TooManyRequestsException, ValidationException
     from appframework.mfa import confirm, disable, enroll, verify_and_consume
+    from appframework.ratelimit import RateLimiter
 
     user = request.user
     # Every key the template reads is always present: a missing one makes Django log
@@ -399,6 +414,15 @@ def account_mfa_view(request: HttpRequest) -> HttpResponse:
         elif action == "confirm":
             context["recovery_codes"] = confirm(user, request.POST.get("code", ""))
         elif action == "disable":
+            # Turning the second factor off is what a stolen session wants most:
+            # five tries a minute, as for the sign-in code form.
+            limited = container.resolve(RateLimiter).hit(f"mfa-disable:{user.pk}", 5, 60)
+            if not limited.allowed:
+                raise TooManyRequestsException(
+                    "Too many two-factor attempts; try again later.",
+                    code="mfa_rate_limited",
+                    retry_after=limited.retry_after,
+                )
             if not verify_and_consume(user, request.POST.get("code", "")):
                 raise ValidationException(
                     "Enter a current code (or a recovery code) to turn it off."

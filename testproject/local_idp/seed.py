@@ -29,7 +29,7 @@ DEMO_ACCOUNTS: tuple[DemoAccount, ...] = (
         False,
         "Not",
         "Verified",
-        "claims an email it has not verified: must not be linked to that address",
+        "claims an email it has not verified: OpenID Connect login refuses it (SAML trusts the IdP's emails)",
     ),
     DemoAccount("noemail", "", False, "No", "Email", "no email claim at all"),
 )

@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from asgiref.sync import sync_to_async
 from django.test import AsyncClient, Client
 
-from tests.conftest import login_client
+from tests.conftest import demo_tenant, login_client
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.hardening.urls")]
 
@@ -54,6 +55,8 @@ async def test_database_session_engine_under_asgi_is_not_a_500(settings: Any, us
     # Any engine but signed cookies loads the session with I/O: the async middleware
     # must do that in a thread (it raised SynchronousOnlyOperation before).
     settings.SESSION_ENGINE = "django.contrib.sessions.backends.db"
+    # Only members of the current tenant may write in it.
+    await user.tenants.aadd(await sync_to_async(demo_tenant)())
     client = AsyncClient(enforce_csrf_checks=True)
     await client.aforce_login(user, backend="appframework.auth.AuthManager")
     response = await client.get("/hardening/whoami")

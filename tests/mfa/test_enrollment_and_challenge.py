@@ -49,6 +49,7 @@ from appframework.mfa.recovery import normalise_recovery_code, recovery_code_mat
 from appframework.ratelimit import RateLimiter
 from appframework.security.tokens import session_cookie_name
 from testproject.blog.models import User
+from tests.conftest import demo_tenant
 
 pytestmark = pytest.mark.django_db
 
@@ -753,7 +754,8 @@ def test_after_the_password_step_a_request_needing_a_user_is_401(
     assert signed_in_as(half_signed_in) is None
 
     # Control: once the code step completes, the same request from the same client gets
-    # what a signed-in session gets.
+    # what a signed-in session gets (a member of the tenant, which the demo asks of writers).
+    alice.user.tenants.add(demo_tenant())
     assert code_step(half_signed_in, code(alice.secret, clock)).status_code == 302
     assert signed_in_as(half_signed_in) == alice.user.email
     assert send().status_code == signed_in_status
