@@ -53,11 +53,13 @@ def problem_response(
     code: str | None = None,
     headers: dict[str, str] | None = None,
     json_body: bool = True,
+    login_url: str | None = None,
 ) -> HttpResponse:
     """An RFC 9457 problem document (or a short HTML page when ``json_body`` is false).
 
     ``title`` and ``detail`` may be lazy translations; ``code`` is the stable
     machine-readable name of the error (an extension member of the problem document).
+    ``login_url``, on the HTML page only, is linked as the way forward (a 401).
     """
     title = str(title or HTTPStatus(status).phrase)
     detail = str(detail)
@@ -75,7 +77,9 @@ def problem_response(
         body = (
             f'<!doctype html><html lang="en"><meta charset="utf-8">'
             f"<title>{status} {escape(title)}</title>"
-            f"<h1>{status} {escape(title)}</h1><p>{escape(detail)}</p></html>"
+            f"<h1>{status} {escape(title)}</h1><p>{escape(detail)}</p>"
+            + (f'<p><a href="{escape(login_url)}">Log in</a></p>' if login_url else "")
+            + "</html>"
         )
         response = HttpResponse(body, status=status, content_type="text/html; charset=utf-8")
     for name, value in (headers or {}).items():

@@ -62,14 +62,38 @@ def app_error(exception: BaseException, *, log: bool = True) -> AppFrameworkErro
 
 def response_for_error(request: HttpRequest, exc: AppFrameworkError) -> HttpResponse:
     """The response for one of the suite's errors, negotiated on ``Accept``."""
+    json_body = wants_json(request)
     return problem_response(
         exc.status_code,
         exc.detail,
         title=exc.title,
         code=exc.code,
         headers=exc.response_headers(),
-        json_body=wants_json(request),
+        json_body=json_body,
+        login_url=None if json_body or exc.status_code != 401 else _login_url(request),
     )
+
+
+def _login_url(request: HttpRequest) -> str | None:
+    """``LOGIN_URL`` with ``next`` back to this page, so a browser meeting a 401 is not
+    left at a dead end; None when the project has no login page (Django's default
+    ``/accounts/login/`` counts only if it resolves)."""
+    from django.conf import settings
+    from django.contrib.auth.views import redirect_to_login
+    from django.shortcuts import resolve_url
+    from django.urls import NoReverseMatch, Resolver404, resolve
+
+    try:
+        url = resolve_url(settings.LOGIN_URL)
+        resolve(url.split("?", 1)[0])
+    except (NoReverseMatch, Resolver404):
+        return None
+    # A GET page is worth coming back to; after a refused POST, the form's page is not
+    # known, so the login page keeps its own default.
+    if request.method not in ("GET", "HEAD"):
+        return url
+    location: str = redirect_to_login(request.get_full_path(), url)["Location"]
+    return location
 
 
 def _reformat(request: HttpRequest, response: HttpResponse) -> HttpResponse:

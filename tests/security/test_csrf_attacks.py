@@ -23,7 +23,7 @@ from appframework.security.csrf import (
     REASON_NO_TOKEN,
 )
 from testproject.blog.models import Post
-from tests.conftest import login_client
+from tests.conftest import demo_tenant, login_client
 
 from .helpers import (
     COOKIE,
@@ -87,6 +87,7 @@ class TestForgedRequestBasics:
         assert response.json()["authenticated"] is True
 
     def test_demo_create_post_with_header_succeeds(self, victim: Client, user: Any) -> None:
+        user.tenants.add(demo_tenant())  # the demo lets members of the tenant write
         token = victim.cookies[COOKIE].value
         response = victim.post(
             "/posts", {"title": "hi"}, content_type="application/json", **{HEADER: token}
@@ -276,6 +277,7 @@ class TestAuthorizationHeaderIgnoresTheSession:
     def test_demo_post_is_authenticated_by_the_bearer_only(
         self, victim: Client, other_user: Any
     ) -> None:
+        other_user.tenants.add(demo_tenant())  # the demo lets members of the tenant write
         bearer = container.resolve(TokenManager).issue(other_user)
         response = victim.post(
             "/posts",

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.test import Client, override_settings
 
 from appframework.security.csrf import REASONS
-from tests.conftest import login_client
+from tests.conftest import demo_tenant, login_client
 
 from .helpers import (
     COOKIE,
@@ -318,6 +318,7 @@ def test_attack_cross_site_post_with_a_valid_token_is_refused(
 ) -> None:
     """The token check alone would pass (say the token leaked, or a sibling site can read
     the cookie); the browser's Origin still gives the forgery away."""
+    user.tenants.add(demo_tenant())  # the demo lets members of the tenant write
     login_client(csrf_client, user)
     token = prime(csrf_client)
     forged = send_json(
