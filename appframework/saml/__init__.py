@@ -6,7 +6,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_exports
-from .flows import asaml_acs, asaml_login, is_saml_acs_request, saml_acs, saml_login, saml_metadata
+from .flows import (
+    asaml_acs,
+    asaml_acs_redirect,
+    asaml_acs_resume,
+    asaml_login,
+    is_saml_acs_request,
+    saml_acs,
+    saml_acs_redirect,
+    saml_acs_resume,
+    saml_login,
+    saml_metadata,
+)
 from .metadata import metadata_xml
 from .types import SamlProvider, SamlUser, saml_provider
 
@@ -20,10 +31,14 @@ __all__ = [
     "SamlServiceProvider",
     "SamlUser",
     "asaml_acs",
+    "asaml_acs_redirect",
+    "asaml_acs_resume",
     "asaml_login",
     "is_saml_acs_request",
     "metadata_xml",
     "saml_acs",
+    "saml_acs_redirect",
+    "saml_acs_resume",
     "saml_login",
     "saml_metadata",
     "saml_provider",

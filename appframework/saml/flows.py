@@ -8,10 +8,13 @@ import calendar
 import logging
 import re
 from collections.abc import Iterable
+from dataclasses import asdict
 from typing import Any
+from urllib.parse import urlencode
 
 from asgiref.sync import sync_to_async
 from defusedxml import ElementTree as SafeTree
+from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils.translation import gettext_lazy as _
 from saml2 import BINDING_HTTP_POST, BINDING_HTTP_REDIRECT
@@ -23,18 +26,28 @@ from ..conf import app_settings, derived_setting
 from ..exceptions import BadRequestException, ForbiddenException, NotFoundException
 from .config import client_for
 from .metadata import metadata_xml
-from .store import pop_request, remember_assertion, remember_request
+from .store import (
+    pop_request,
+    remember_assertion,
+    remember_request,
+    stash_response,
+    take_response,
+)
 from .types import SamlProvider, SamlUser
 
 __all__ = [
     "EMAIL_ATTRIBUTES",
     "NAME_ATTRIBUTES",
     "asaml_acs",
+    "asaml_acs_redirect",
+    "asaml_acs_resume",
     "asaml_login",
     "configured_providers",
     "is_saml_acs_request",
     "provider_named",
     "saml_acs",
+    "saml_acs_redirect",
+    "saml_acs_resume",
     "saml_login",
     "saml_metadata",
 ]
@@ -66,6 +79,10 @@ _SAMLP = "{urn:oasis:names:tc:SAML:2.0:protocol}"
 # A SAMLResponse is a few kilobytes; this bounds the work an anonymous POST can cause.
 MAX_RESPONSE_BYTES = 512_000
 _ACS_PATH = re.compile(r"/saml/[A-Za-z0-9_-]+/acs/?")
+# The session key listing the AuthnRequests this browser started, as [provider, id]
+# pairs. Capped: a few tabs of logins in flight is normal, hundreds is not.
+SESSION_REQUESTS_KEY = "appframework_saml_requests"
+SESSION_REQUESTS_KEPT = 10
 
 
 @derived_setting
@@ -101,8 +118,14 @@ def saml_login(
     request: HttpRequest, provider: str | SamlProvider, *, next: str | None = None
 ) -> HttpResponseRedirect:
     """A redirect to the IdP carrying an AuthnRequest (signed when the provider has an SP
-    key pair). The request id is kept server-side until the response comes back."""
+    key pair). The request id is kept server-side until the response comes back, and in
+    this browser's session, so that only this browser can complete the login
+    (``saml_acs_resume``)."""
     provider = provider_named(provider)
+    session = getattr(request, "session", None)
+    if session is None:
+        # Without a session the login could never be resumed: fail here, not at the ACS.
+        raise ImproperlyConfigured("saml_login needs request.session (SessionMiddleware).")
     if next is None:
         next = request.GET.get("next")
     request_id, info = _client(provider).prepare_for_authenticate(
@@ -113,6 +136,9 @@ def saml_login(
         sigalg=SIG_RSA_SHA256 if provider.signs_requests else None,
     )
     remember_request(request_id, provider.name, next if isinstance(next, str) else None)
+    started = [pair for pair in session.get(SESSION_REQUESTS_KEY, []) if isinstance(pair, list)]
+    started.append([provider.name, request_id])
+    session[SESSION_REQUESTS_KEY] = started[-SESSION_REQUESTS_KEPT:]
     location = dict(info["headers"])["Location"]
     return HttpResponseRedirect(location)
 
@@ -224,6 +250,11 @@ def _saml_user(provider: SamlProvider, response: Any) -> SamlUser:
 def saml_acs(request: HttpRequest, provider: str | SamlProvider) -> SamlUser:
     """Validate the IdP's POST and return the asserted user.
 
+    This only validates: it cannot tell whether the browser posting is the one that
+    started the login (the POST is cross-site, without the session cookie). Never sign
+    anyone in from its result at the POST; ``saml_acs_redirect`` and ``saml_acs_resume``
+    do the whole ACS with that check.
+
     No ``SAMLResponse``: ``BadRequestException``. Everything else that is wrong is a
     ``ForbiddenException``: a signature missing, broken or made with another key than
     the IdP's; a time window passed or not begun; another audience or destination; an
@@ -232,7 +263,8 @@ def saml_acs(request: HttpRequest, provider: str | SamlProvider) -> SamlUser:
     assertion id accepted before (kept in the shared cache, so a replay is caught by
     any process); and any response pysaml2 cannot make sense of.
     ``request.saml_next`` holds the ``next`` given to ``saml_login`` (None when
-    IdP-initiated; the ``RelayState`` is then the only hint, and must be checked).
+    IdP-initiated; the ``RelayState`` is then the only hint, and must be checked), and
+    ``request.saml_in_response_to`` the request id answered (None when IdP-initiated).
     """
     provider = provider_named(provider)
     encoded, document = _decode(request)
@@ -269,8 +301,89 @@ def saml_acs(request: HttpRequest, provider: str | SamlProvider) -> SamlUser:
     ):
         raise _refuse(f"assertion {response.assertion.id!r} was used already", "saml_replayed")
     request.saml_next = next_url  # type: ignore[attr-defined]
+    request.saml_in_response_to = request_id  # type: ignore[attr-defined]
     return user
+
+
+def saml_acs_redirect(request: HttpRequest, provider: str | SamlProvider) -> HttpResponseRedirect:
+    """The ACS POST: validate (``saml_acs``, which raises what it raises), keep the
+    outcome under a one-time key for ``RESUME_TTL`` seconds, and answer 303 See Other to
+    this URL with ``?resume=<key>``.
+
+    Nobody is signed in here. The browser's GET that follows is a top-level navigation,
+    which carries the ``SameSite=Lax`` session cookie this cross-site POST lacks, so
+    ``saml_acs_resume`` can check that this browser started the login.
+    """
+    provider = provider_named(provider)
+    user = saml_acs(request, provider)
+    relay_state = request.POST.get("RelayState")
+    token = stash_response(
+        {
+            "p": provider.name,
+            "u": {**asdict(user), "attributes": dict(user.attributes)},
+            "r": request.saml_in_response_to,  # type: ignore[attr-defined]
+            "n": request.saml_next,  # type: ignore[attr-defined]
+            "s": relay_state if isinstance(relay_state, str) else None,
+        }
+    )
+    response = HttpResponseRedirect(f"{request.path}?{urlencode({'resume': token})}")
+    # 303: the browser must GET the resume URL, never repeat the POST.
+    response.status_code = 303
+    return response
+
+
+def _started_here(request: HttpRequest, provider_name: str, request_id: str) -> bool:
+    """Whether this browser's session started ``request_id``; removes it when so."""
+    session = getattr(request, "session", None)
+    if session is None:
+        return False
+    started = session.get(SESSION_REQUESTS_KEY, [])
+    pair = [provider_name, request_id]
+    if not isinstance(started, list) or pair not in started:
+        return False
+    session[SESSION_REQUESTS_KEY] = [p for p in started if p != pair]
+    return True
+
+
+def saml_acs_resume(request: HttpRequest, provider: str | SamlProvider) -> SamlUser:
+    """The ACS GET ``?resume=<key>`` that follows ``saml_acs_redirect``: the validated
+    user, once this browser is known to be the one that started the login.
+
+    The key is spent on first use. Refused with ``ForbiddenException``: a key unknown,
+    expired or already used, or made for another provider (``saml_resume_invalid``); a
+    response to an AuthnRequest this browser's session did not start
+    (``saml_request_not_started_here``), which is the login-CSRF case of a response
+    captured by someone else and posted from the victim's browser. An IdP-initiated
+    response answers no request, so it cannot be bound to a browser; it is accepted
+    when the provider allows IdP-initiated login (``saml_invalid`` otherwise).
+    Sets ``request.saml_next`` (as ``saml_acs`` does) and ``request.saml_relay_state``
+    (the ``RelayState`` the IdP posted).
+    """
+    provider = provider_named(provider)
+    token = request.GET.get("resume")
+    if not token:
+        raise BadRequestException(
+            _("The request carries no resume key."), code="saml_resume_missing"
+        )
+    entry = take_response(token)
+    if entry is None or entry.get("p") != provider.name:
+        raise _refuse("the resume key is unknown, expired or used", "saml_resume_invalid")
+    request_id = entry.get("r")
+    if request_id is None:
+        # Settings may have changed since the POST; the provider decides now.
+        if not provider.allow_idp_initiated:
+            raise _refuse("an IdP-initiated response, and this provider accepts none")
+    elif not _started_here(request, provider.name, request_id):
+        raise _refuse(
+            f"request {request_id!r} was not started by this browser",
+            "saml_request_not_started_here",
+        )
+    request.saml_next = entry.get("n")  # type: ignore[attr-defined]
+    request.saml_relay_state = entry.get("s")  # type: ignore[attr-defined]
+    return SamlUser(**entry["u"])
 
 
 asaml_login = sync_to_async(saml_login)
 asaml_acs = sync_to_async(saml_acs)
+asaml_acs_redirect = sync_to_async(saml_acs_redirect)
+asaml_acs_resume = sync_to_async(saml_acs_resume)

@@ -1,14 +1,17 @@
-"""Server-side records of SAML login: outstanding AuthnRequest ids and accepted
-assertion ids, both in the ``SAML["REPLAY_CACHE"]`` cache alias.
+"""Server-side records of SAML login, all in the ``SAML["REPLAY_CACHE"]`` cache alias:
+outstanding AuthnRequest ids, accepted assertion ids, and validated responses waiting
+for the browser to come back for them (the resume step).
 
-Outstanding requests cannot live in the session: the IdP's HTTP-POST to the ACS is a
-cross-site request, which browsers send without a ``SameSite=Lax`` session cookie. They
-are keyed by request id, which comes back as the response's ``InResponseTo``.
+Outstanding requests cannot be checked against the session at the ACS POST: the IdP's
+HTTP-POST is a cross-site request, which browsers send without a ``SameSite=Lax``
+session cookie. They are keyed by request id, which comes back as the response's
+``InResponseTo``. The session check happens at the resume GET instead (flows.py).
 """
 
 from __future__ import annotations
 
 import hashlib
+import secrets
 import time
 from typing import Any
 
@@ -16,7 +19,18 @@ from django.core.cache import caches
 
 from ..conf import app_settings
 
-__all__ = ["pop_request", "remember_assertion", "remember_request"]
+__all__ = [
+    "RESUME_TTL",
+    "pop_request",
+    "remember_assertion",
+    "remember_request",
+    "stash_response",
+    "take_response",
+]
+
+# Seconds a validated response waits for the browser's resume GET: that GET follows the
+# ACS's 303 at once, so only a slow network needs more than a few seconds.
+RESUME_TTL = 120
 
 
 def _cache() -> Any:
@@ -59,3 +73,21 @@ def remember_assertion(
         remaining = not_on_or_after - time.time() + int(app_settings.SAML.CLOCK_SKEW)
         window = max(window, int(remaining) + 1)
     return bool(_cache().add(_key(f"assertion:{provider_name}", assertion_id), 1, timeout=window))
+
+
+def stash_response(entry: dict[str, Any]) -> str:
+    """Keep a validated response's outcome for ``RESUME_TTL`` seconds; the one-time key."""
+    token = secrets.token_urlsafe(32)
+    _cache().set(_key("resume", token), entry, timeout=RESUME_TTL)
+    return token
+
+
+def take_response(token: str) -> dict[str, Any] | None:
+    """The stashed outcome under ``token``, removed; None when unknown, expired or used."""
+    cache = _cache()
+    key = _key("resume", token)
+    entry = cache.get(key)
+    # As in pop_request: of two racing resumes with the same key, only one gets it.
+    if not isinstance(entry, dict) or not cache.delete(key):
+        return None
+    return entry

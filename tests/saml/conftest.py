@@ -5,8 +5,9 @@ A real signing IdP (``SigningIdp``, xmlsec1) trusts the service provider
 provider ``test`` in ``APPFRAMEWORK["SAML"]``. ``start_login`` drives
 ``/saml/test/login`` and returns the AuthnRequest id the IdP read; ``post_acs`` posts a
 Response to ``/saml/test/acs`` the way a browser sends the IdP's cross-site form: from
-a client with no cookies (``SameSite=Lax`` keeps the session cookie off it), whose
-resulting cookies the browser then keeps.
+a client with no cookies (``SameSite=Lax`` keeps the session cookie off it), then
+follows the ACS's 303 to ``?resume=<key>`` with the browser's own cookies, as the
+top-level navigation it is.
 """
 
 from __future__ import annotations
@@ -205,12 +206,16 @@ def post_acs(
     path: str = ACS_PATH,
     with_cookies: bool = False,
     encoded: str | None = None,
+    resume: bool = True,
 ) -> HttpResponse:
-    """POST ``xml`` (base64, or ``encoded`` as given) as ``SAMLResponse`` to the ACS.
+    """POST ``xml`` (base64, or ``encoded`` as given) as ``SAMLResponse`` to the ACS,
+    then follow its 303 to the resume URL from ``client`` (with its cookies) and return
+    that answer; a refusal at the POST is returned as it is.
 
-    By default from a fresh client with no cookies and CSRF enforced, as the browser
-    sends the IdP's cross-site form; the cookies it sets are then stored in ``client``,
-    the browser's jar. ``with_cookies=True`` posts from ``client`` itself.
+    By default the POST is sent from a fresh client with no cookies and CSRF enforced,
+    as the browser sends the IdP's cross-site form; the cookies it sets are then stored
+    in ``client``, the browser's jar. ``with_cookies=True`` posts from ``client``
+    itself. ``resume=False`` returns the POST's own answer (the 303).
     """
     data: dict[str, str] = {}
     if encoded is not None:
@@ -223,7 +228,19 @@ def post_acs(
     response = sender.post(path, data, **JSON)
     if not with_cookies:
         client.cookies.update(response.cookies)
-    return response
+    if not resume or response.status_code != 303:
+        return response
+    return client.get(resume_path(response), **JSON)
+
+
+def resume_path(response: HttpResponse) -> str:
+    """The resume URL of an ACS POST's 303, checked to be this ACS with a key."""
+    assert response.status_code == 303, response.content
+    location = response["Location"]
+    parts = urlsplit(location)
+    assert not parts.netloc and parts.path.startswith("/saml/"), location
+    assert list(parse_qs(parts.query)) == ["resume"], location
+    return location
 
 
 def assert_problem(response: HttpResponse, status: int, code: str) -> dict[str, Any]:

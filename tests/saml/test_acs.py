@@ -31,6 +31,7 @@ from .conftest import (
     post_acs,
     request_id_in,
     respond,
+    resume_path,
     signed_in_user,
     start_login,
 )
@@ -95,24 +96,32 @@ def test_sp_initiated_next_off_this_site_goes_to_login_redirect_url(
 def test_acs_without_any_cookie_completes_sp_initiated_login_and_sets_a_new_session(
     idp: SigningIdp, provider: SamlProvider
 ) -> None:
-    """The outstanding request lives server-side, not in the session, so the IdP's
-    cross-site POST (which carries no SameSite=Lax cookie) still completes the login."""
+    """The outstanding request lives server-side, so the IdP's cross-site POST (which
+    carries no SameSite=Lax cookie) is validated; the browser's own GET that follows
+    (a top-level navigation, which does carry the cookie) then completes the login,
+    in a new session."""
     browser = Client()
     request_id = start_login(browser, next="/posts")
     cookie_name = settings.SESSION_COOKIE_NAME
     before = browser.cookies.get(cookie_name)
+    assert before is not None  # the login noted its request id in the session
 
     no_cookies = Client(enforce_csrf_checks=True)
     assert not no_cookies.cookies
-    response = no_cookies.post(
+    posted = no_cookies.post(
         ACS_PATH, {"SAMLResponse": SigningIdp.encode(respond(idp, request_id))}, **JSON
     )
+    # Nobody is signed in by the POST, and it sets no cookie.
+    assert cookie_name not in posted.cookies
+    assert signed_in_user(browser) is None
+
+    response = browser.get(resume_path(posted), **JSON)
 
     assert_redirect(response, "/posts")
     assert cookie_name in response.cookies
     new_value = response.cookies[cookie_name].value
-    assert new_value and (before is None or before.value != new_value)
-    assert signed_in_user(no_cookies) == User.objects.get(email=ALICE)
+    assert new_value and new_value != before.value
+    assert signed_in_user(browser) == User.objects.get(email=ALICE)
 
 
 # -- IdP-initiated ------------------------------------------------------------------------------

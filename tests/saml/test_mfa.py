@@ -8,15 +8,20 @@ from urllib.parse import parse_qs, urlsplit
 
 import pyotp
 import pytest
-from django.test import Client, RequestFactory
+from django.contrib.sessions.middleware import SessionMiddleware
+from django.http import HttpResponse
+from django.test import AsyncClient, Client, RequestFactory
 
+from appframework.exceptions import ForbiddenException
 from appframework.mfa import confirm, enroll, pending_user_id
 from appframework.saml import SamlProvider, SamlUser, asaml_acs, asaml_login
+from appframework.saml.flows import asaml_acs_redirect, asaml_acs_resume
 from testproject.blog.models import User
 from testproject.local_idp.saml_idp import SigningIdp
 
 from .conftest import (
     ALICE,
+    EVIL,
     SettingsInstaller,
     acs_request,
     assert_redirect,
@@ -104,7 +109,9 @@ def test_a_user_without_totp_is_signed_in_directly_with_mfa_on(
 async def test_asaml_login_and_asaml_acs_work_from_an_async_context(
     idp: SigningIdp, provider: SamlProvider
 ) -> None:
-    redirect = await asaml_login(RequestFactory().get("/saml/test/login"), "test", next="/posts")
+    login = RequestFactory().get("/saml/test/login")
+    SessionMiddleware(lambda r: HttpResponse()).process_request(login)
+    redirect = await asaml_login(login, "test", next="/posts")
     assert redirect.status_code == 302
     parsed = current_idp().parse_authn_request_query(parse_qs(urlsplit(redirect["Location"]).query))
 
@@ -114,3 +121,63 @@ async def test_asaml_login_and_asaml_acs_work_from_an_async_context(
     assert isinstance(user, SamlUser)
     assert (user.name_id, user.email, user.session_index) == (ALICE, ALICE, "s-9")
     assert request.saml_next == "/posts"
+    assert request.saml_in_response_to == parsed.id
+
+
+async def test_asaml_acs_redirect_and_asaml_acs_resume_bind_to_the_session(
+    idp: SigningIdp, provider: SamlProvider
+) -> None:
+    login = RequestFactory().get("/saml/test/login")
+    SessionMiddleware(lambda r: HttpResponse()).process_request(login)
+    redirect = await asaml_login(login, "test", next="/posts")
+    parsed = current_idp().parse_authn_request_query(parse_qs(urlsplit(redirect["Location"]).query))
+    xml = respond(idp, parsed.id)
+
+    answer = await asaml_acs_redirect(acs_request(xml), provider)
+    assert answer.status_code == 303
+
+    # Another session than the login's: refused, and the key is spent.
+    stranger = RequestFactory().get(answer["Location"])
+    SessionMiddleware(lambda r: HttpResponse()).process_request(stranger)
+    with pytest.raises(ForbiddenException) as refused:
+        await asaml_acs_resume(stranger, provider)
+    assert refused.value.code == "saml_request_not_started_here"
+
+    # The login's own session, with a fresh response to a fresh request.
+    redirect = await asaml_login(login, "test", next="/posts")
+    parsed = current_idp().parse_authn_request_query(parse_qs(urlsplit(redirect["Location"]).query))
+    answer = await asaml_acs_redirect(acs_request(respond(idp, parsed.id)), provider)
+    resume = RequestFactory().get(answer["Location"])
+    resume.session = login.session
+    user = await asaml_acs_resume(resume, provider)
+    assert user.email == ALICE
+    assert resume.saml_next == "/posts"
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_whole_flow_with_its_resume_step_under_asgi(
+    idp: SigningIdp, provider: SamlProvider
+) -> None:
+    """Login, the cookieless cross-site POST, and the resume GET through the ASGI
+    handler; and the attacker's response posted from another browser is refused."""
+    browser = AsyncClient()
+    started = await browser.get("/saml/test/login?next=/posts")
+    parsed = current_idp().parse_authn_request_query(parse_qs(urlsplit(started["Location"]).query))
+    posted = await AsyncClient().post(
+        "/saml/test/acs", {"SAMLResponse": SigningIdp.encode(respond(idp, parsed.id))}
+    )
+    assert posted.status_code == 303
+    done = await browser.get(posted["Location"])
+    assert_redirect(done, "/posts")
+
+    attacker = AsyncClient()
+    started = await attacker.get("/saml/test/login")
+    parsed = current_idp().parse_authn_request_query(parse_qs(urlsplit(started["Location"]).query))
+    evil = respond(idp, parsed.id, name_id=EVIL, attributes={"mail": [EVIL]})
+    victim = AsyncClient()
+    posted = await victim.post("/saml/test/acs", {"SAMLResponse": SigningIdp.encode(evil)})
+    assert posted.status_code == 303
+    refused = await victim.get(posted["Location"], headers={"Accept": "application/json"})
+    assert refused.status_code == 403
+    assert refused.json()["code"] == "saml_request_not_started_here"
+    assert not await User.objects.filter(email=EVIL).aexists()

@@ -72,9 +72,10 @@ def test_an_idp_initiated_response_twice_is_saml_replayed(
 def test_an_sp_initiated_response_twice_is_saml_invalid_its_request_id_being_spent(
     idp: SigningIdp, provider: SamlProvider
 ) -> None:
-    request_id = start_login(Client(), next="/posts")
+    browser = Client()
+    request_id = start_login(browser, next="/posts")
     xml = respond(idp, request_id)
-    assert_redirect(post_acs(Client(), xml), "/posts")
+    assert_redirect(post_acs(browser, xml), "/posts")
 
     replayer = Client()
     assert_problem(post_acs(replayer, xml), 403, "saml_invalid")
