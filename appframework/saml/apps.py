@@ -24,6 +24,7 @@ class SamlServiceProvider(AppConfig):
             saml_checks.check_sessions,
             saml_checks.check_certificates,
             saml_checks.check_csrf_exemption,
+            saml_checks.check_session_samesite,
         ):
             checks.register(check)
         # Deploy only: an Info on every `check` would make "1 issue" the normal output.

@@ -1,4 +1,4 @@
-"""Checks ``appframework_saml.E001`` to ``E003``, ``W001``, ``W002`` and ``I001`` (docs/checks.md)."""
+"""Checks ``appframework_saml.E001`` to ``E003``, ``W001`` to ``W003`` and ``I001`` (docs/checks.md)."""
 
 from __future__ import annotations
 
@@ -174,5 +174,27 @@ def check_csrf_exemption(
             "cookie is refused by the CSRF check.",
             "Set AUTH['CSRF_EXEMPT'] = 'appframework.saml.is_saml_acs_request' (the ACS is "
             "guarded by the signed response and its request id instead).",
+        )
+    ]
+
+
+def check_session_samesite(
+    *, app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
+) -> Messages:
+    """W003: a Strict session cookie never reaches the resume step. The IdP's POST and the
+    redirect that follows it are a navigation started on the IdP's site, and a browser
+    sends a Strict cookie on none of it, so every SP-initiated sign-in is refused as not
+    started in this browser."""
+    from django.conf import settings
+
+    if str(getattr(settings, "SESSION_COOKIE_SAMESITE", "")).lower() != "strict":
+        return []
+    return [
+        _warning(
+            "appframework_saml.W003",
+            "SESSION_COOKIE_SAMESITE is 'Strict': the session cookie does not come back with "
+            "the redirect after the IdP's POST, so every SP-initiated SAML sign-in is "
+            "refused (saml_request_not_started_here).",
+            "Use 'Lax' (Django's default), or 'None' with SESSION_COOKIE_SECURE.",
         )
     ]

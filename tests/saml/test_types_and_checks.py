@@ -1,5 +1,5 @@
 """``SamlProvider`` validation and the checks ``appframework_saml.E001`` to ``E003``,
-``W001``, ``W002`` and ``I001``."""
+``W001`` to ``W003`` and ``I001``."""
 
 from __future__ import annotations
 
@@ -354,6 +354,21 @@ def test_w002_when_csrf_exempt_is_none(provider: Any) -> None:
     assert "appframework.saml.is_saml_acs_request" in messages[0].hint
 
 
+# -- W003: a Strict session cookie ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("samesite", "warned"),
+    [("Strict", True), ("strict", True), ("Lax", False), ("None", False), (False, False)],
+)
+def test_w003_only_for_a_strict_session_cookie(samesite: Any, warned: bool) -> None:
+    with override_settings(SESSION_COOKIE_SAMESITE=samesite):
+        messages = saml_checks.check_session_samesite()
+    assert ids(messages) == (["appframework_saml.W003"] if warned else [])
+    if warned:
+        assert "docs/checks.md#appframework_saml-W003" in messages[0].hint
+
+
 # -- registered ---------------------------------------------------------------------------------
 
 
@@ -366,6 +381,7 @@ def test_the_checks_are_registered_and_i001_only_for_deploy() -> None:
         saml_checks.check_sessions,
         saml_checks.check_certificates,
         saml_checks.check_csrf_exemption,
+        saml_checks.check_session_samesite,
     ):
         assert check in everyday
     assert saml_checks.report_xmlsec not in everyday
