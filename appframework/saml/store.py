@@ -49,15 +49,19 @@ def remember_request(request_id: str, provider_name: str, next_url: str | None) 
     )
 
 
-def pop_request(request_id: str) -> dict[str, Any] | None:
-    """The outstanding request ``request_id``, removed; None when unknown or used."""
+def _take(key: str) -> dict[str, Any] | None:
+    """The record under ``key``, removed; None when unknown, expired or taken already."""
     cache = _cache()
-    key = _key("request", request_id)
     entry = cache.get(key)
-    # delete() reports whether this call removed it: of two racing ACS posts, one wins.
+    # delete() reports whether this call removed it: of two racing callers, one wins.
     if not isinstance(entry, dict) or not cache.delete(key):
         return None
     return entry
+
+
+def pop_request(request_id: str) -> dict[str, Any] | None:
+    """The outstanding request ``request_id``, removed; None when unknown or used."""
+    return _take(_key("request", request_id))
 
 
 def remember_assertion(
@@ -84,10 +88,4 @@ def stash_response(entry: dict[str, Any]) -> str:
 
 def take_response(token: str) -> dict[str, Any] | None:
     """The stashed outcome under ``token``, removed; None when unknown, expired or used."""
-    cache = _cache()
-    key = _key("resume", token)
-    entry = cache.get(key)
-    # As in pop_request: of two racing resumes with the same key, only one gets it.
-    if not isinstance(entry, dict) or not cache.delete(key):
-        return None
-    return entry
+    return _take(_key("resume", token))

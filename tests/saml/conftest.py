@@ -166,6 +166,18 @@ def provider(saml_settings: SettingsInstaller) -> SamlProvider:
     return saml_settings()
 
 
+@pytest.fixture
+def two_providers(saml_settings: SettingsInstaller, make_provider: ProviderFactory) -> None:
+    """The ``test`` provider and a second one, ``other``, with its own entity id and ACS,
+    trusting the same IdP: what one provider's flow leaves must not serve the other."""
+    other = make_provider(
+        name="other",
+        sp_entity_id="http://testserver/saml/other/metadata",
+        acs_url="http://testserver/saml/other/acs",
+    )
+    saml_settings(make_provider(), other)
+
+
 # -- browser helpers --------------------------------------------------------------------------
 
 

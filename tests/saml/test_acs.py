@@ -293,14 +293,8 @@ def test_a_second_response_to_a_spent_request_id_is_refused(
 
 
 def test_an_outstanding_request_of_another_provider_is_refused(
-    idp: SigningIdp, saml_settings: SettingsInstaller, make_provider: ProviderFactory
+    idp: SigningIdp, two_providers: None
 ) -> None:
-    other = make_provider(
-        name="other",
-        sp_entity_id="http://testserver/saml/other/metadata",
-        acs_url="http://testserver/saml/other/acs",
-    )
-    saml_settings(make_provider(), other)
     browser = Client()
     login = browser.get("/saml/other/login?next=/posts")
     assert login.status_code == 302

@@ -148,14 +148,8 @@ def test_an_empty_resume_key_is_400(provider: SamlProvider) -> None:
 
 
 def test_a_resume_key_of_another_provider_is_refused(
-    idp: SigningIdp, saml_settings: SettingsInstaller, make_provider: ProviderFactory
+    idp: SigningIdp, two_providers: None
 ) -> None:
-    other = make_provider(
-        name="other",
-        sp_entity_id="http://testserver/saml/other/metadata",
-        acs_url="http://testserver/saml/other/acs",
-    )
-    saml_settings(make_provider(), other)
     browser = Client()
     posted = post_acs(browser, respond(idp, start_login(browser)), resume=False)
     key = resume_path(posted).split("resume=", 1)[1]
