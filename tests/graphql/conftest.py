@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from collections.abc import Callable, Iterator
@@ -11,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.conftest import skip_or_fail_on_ci
 
 from . import schemas
 
@@ -66,18 +67,12 @@ def gql(configure: Configure) -> Configure:
 NODE_DIR = Path(__file__).parent / "http_audit"
 _NODE, _NPM = shutil.which("node"), shutil.which("npm")
 
-#: Off CI a machine without Node.js skips these tests; in CI its absence is a failure.
-needs_node = pytest.mark.skipif(
-    (_NODE is None or _NPM is None) and os.environ.get("CI") != "true",
-    reason="Node.js/npm not installed (CI=true makes this a failure).",
-)
-
-
 @pytest.fixture(scope="session")
 def node() -> str:
-    """The ``node`` executable, with NODE_DIR's npm packages installed."""
+    """The ``node`` executable, with NODE_DIR's npm packages installed: a printed skip
+    without Node.js and npm, a failure under CI."""
     if _NODE is None or _NPM is None:
-        pytest.fail("Node.js and npm are required for the Node.js checks in CI.")
+        skip_or_fail_on_ci("Node.js and npm are not installed")
     packages = json.loads((NODE_DIR / "package.json").read_text())["dependencies"]
     if any(not (NODE_DIR / "node_modules" / name).exists() for name in packages):
         subprocess.run(

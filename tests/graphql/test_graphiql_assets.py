@@ -26,7 +26,7 @@ from appframework_graphql.graphiql import (
     assets_from_directory,
 )
 
-from .conftest import NODE_DIR, Configure, needs_node
+from .conftest import NODE_DIR, Configure
 
 pytestmark = [pytest.mark.usefixtures("gql")]
 
@@ -248,7 +248,6 @@ def seen_in_jsdom(node: str) -> dict[str, dict[str, Any]]:
     return seen
 
 
-@needs_node
 @pytest.mark.parametrize(
     ("case", "reason"),
     [
@@ -266,7 +265,6 @@ def test_page_tells_the_visitor_when_graphiql_cannot_load(
     assert reason in seen["reason"], seen
 
 
-@needs_node
 @pytest.mark.parametrize("case", ["all-loaded", "slow-but-arrives"])
 def test_page_starts_graphiql_when_the_assets_arrive(
     seen_in_jsdom: dict[str, dict[str, Any]], case: str

@@ -15,14 +15,12 @@ from typing import Any
 
 import pytest
 
-from .conftest import NODE_DIR, needs_node
+from .conftest import NODE_DIR
 
 # The endpoint answers application/json only, 200 for every execution result.
 EXPECTED_SHOULD = {"22EB", "865D", "556A", "D586", "51FE", "74FF", "5E5B", "86EE"}
 # GET serves GraphiQL or 405, never executes.
 EXPECTED_MAY = {"5A70", "D6D5", "6A70"}
-
-pytestmark = [needs_node]
 
 
 @pytest.fixture(scope="module")
