@@ -146,3 +146,17 @@ def demo_tenant() -> Any:
     from testproject.blog.models import Tenant
 
     return Tenant.objects.get_or_create(pk=1, defaults={"name": "Acme", "slug": "acme"})[0]
+
+
+def enable_totp(user: Any) -> tuple[str, list[str]]:
+    """Turn TOTP on for ``user`` as a person would (enroll, then confirm with the live
+    code): its secret and the ten recovery codes. The confirming step is spent."""
+    import pyotp
+
+    from appframework.mfa import confirm, enroll
+
+    secret = enroll(user)["secret"]
+    codes = confirm(user, pyotp.TOTP(secret).now())
+    user.refresh_from_db()
+    assert user.mfa_enabled
+    return secret, codes

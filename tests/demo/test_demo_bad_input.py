@@ -10,14 +10,13 @@ import io
 import json
 from typing import Any
 
-import pyotp
 import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from appframework.mfa import confirm, enroll
 from appframework_tenancy import all_tenants
 from testproject.blog.models import Post, ReceivedWebhook, User
+from tests.conftest import enable_totp
 from tests.demo.browsing import browser_login, form_token
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo_stack")]
@@ -110,7 +109,7 @@ def test_a_user_of_no_tenant_cannot_write_into_the_public_one(db: Any) -> None:
 def test_turning_two_factor_off_allows_five_wrong_codes_a_minute(db: Any) -> None:
     call_command("seed_demo", stdout=io.StringIO())
     user = User.objects.get(email="reader@example.com")
-    confirm(user, pyotp.TOTP(enroll(user)["secret"]).now())
+    enable_totp(user)
     # A stolen session, in effect: signed in, and guessing codes to turn the factor off.
     client = Client(enforce_csrf_checks=True)
     client.force_login(user, backend="appframework.auth.AuthManager")

@@ -14,6 +14,8 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from tests.conftest import enable_totp
+
 from .samples import Run
 
 Setup = Callable[[Run], Iterator[dict[str, Any]]]
@@ -583,10 +585,9 @@ def _graphiql_assets_served(run: Run) -> None:
 
 @check("mfa_login_view")
 def _mfa_login_view(run: Run) -> None:
-    import pyotp
 
     from appframework.auth import current_user_sync
-    from appframework.mfa import confirm, enroll, pending_user_id
+    from appframework.mfa import pending_user_id
 
     user, password = _fixture(run, "user"), _fixture(run, "password")
     view = run["login_view"]
@@ -601,7 +602,7 @@ def _mfa_login_view(run: Run) -> None:
     assert response.url == "/login"
     request, response = post(password)
     assert response.url == "/" and current_user_sync(request).pk == user.pk
-    confirm(user, pyotp.TOTP(enroll(user)["secret"]).now())
+    enable_totp(user)
     request, response = post(password)
     assert response.url == "/login/mfa"
     assert current_user_sync(request) is None and pending_user_id(request) == user.pk

@@ -8,11 +8,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pyotp
 import pytest
 from django.test import AsyncClient, override_settings
 
-from appframework.mfa import confirm, enroll
+from tests.conftest import enable_totp
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -30,11 +29,6 @@ async def signed_in_user(client: AsyncClient) -> Any:
     return json.loads((await client.get("/me")).content)["user"]
 
 
-def turn_on(user: Any) -> list[str]:
-    secret = enroll(user)["secret"]
-    return confirm(user, pyotp.TOTP(secret).now())
-
-
 @URLS
 async def test_alogin_or_challenge_signs_a_user_without_totp_in(user: Any, password: str) -> None:
     client = AsyncClient()
@@ -49,7 +43,7 @@ async def test_alogin_or_challenge_starts_the_code_step_and_signs_nobody_in(
 ) -> None:
     from asgiref.sync import sync_to_async
 
-    await sync_to_async(turn_on)(user)
+    await sync_to_async(enable_totp)(user)
     client = AsyncClient()
     answer = await post(client, "/login", email=user.email, password=password)
     assert answer == {"signed_in": False, "pending": user.pk, "status": 200}
@@ -62,7 +56,7 @@ async def test_acomplete_challenge_signs_in_with_a_recovery_code_once(
 ) -> None:
     from asgiref.sync import sync_to_async
 
-    codes = await sync_to_async(turn_on)(user)
+    _, codes = await sync_to_async(enable_totp)(user)
     client = AsyncClient()
     await post(client, "/login", email=user.email, password=password)
     assert (await post(client, "/code", code="not-a-code"))["user"] is None
@@ -81,7 +75,7 @@ async def test_acomplete_challenge_passes_its_rate_limit_options_on(
 ) -> None:
     from asgiref.sync import sync_to_async
 
-    codes = await sync_to_async(turn_on)(user)
+    _, codes = await sync_to_async(enable_totp)(user)
     client = AsyncClient()
     await post(client, "/login", email=user.email, password=password)
     assert (await post(client, "/code", code="000000x"))["status"] == 200

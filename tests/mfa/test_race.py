@@ -16,9 +16,10 @@ import pyotp
 import pytest
 from django.db import connections
 
-from appframework.mfa import confirm, enroll, verify_and_consume
+from appframework.mfa import verify_and_consume
 from appframework.mfa.recovery import generate_recovery_codes, hash_recovery_code
 from testproject.blog.models import User
+from tests.conftest import enable_totp
 
 THREADS = 8
 TRIALS = 50
@@ -72,9 +73,7 @@ def race(prepare: Callable[[int], str], user_id: int) -> list[list[bool]]:
 
 @pytest.fixture
 def enabled(user: Any) -> tuple[Any, str]:
-    secret = enroll(user)["secret"]
-    confirm(user, pyotp.TOTP(secret).now())
-    return user, secret
+    return user, enable_totp(user)[0]
 
 
 @pytest.mark.postgresql

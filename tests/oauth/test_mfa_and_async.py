@@ -14,10 +14,11 @@ import pytest
 from django.http import HttpRequest
 from django.test import AsyncClient, Client, override_settings
 
-from appframework.mfa import confirm, enroll, pending_user_id
+from appframework.mfa import pending_user_id
 from appframework.oauth import OAuthProvider
 from appframework.oauth.state import SESSION_KEY
 from testproject.blog.models import User
+from tests.conftest import enable_totp
 from tests.oauth.conftest import (
     JSON,
     REDIRECT_URI,
@@ -41,11 +42,7 @@ HTML = {"HTTP_ACCEPT": "text/html,application/xhtml+xml"}
 def totp_user() -> tuple[Any, str]:
     """alice@example.test, a local account with TOTP on; its secret."""
     user = User.objects.create_user(ALICE, "a local password")
-    secret = enroll(user)["secret"]
-    confirm(user, pyotp.TOTP(secret).now())
-    user.refresh_from_db()
-    assert user.mfa_enabled
-    return user, secret
+    return user, enable_totp(user)[0]
 
 
 def pending_of(client: Client) -> Any:

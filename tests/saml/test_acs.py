@@ -264,19 +264,6 @@ def test_a_deactivated_user_is_403_account_disabled(
 # -- the request id -----------------------------------------------------------------------------
 
 
-def test_the_same_sp_initiated_response_is_answered_once(
-    idp: SigningIdp, provider: SamlProvider
-) -> None:
-    browser = Client()
-    request_id = start_login(browser, next="/posts")
-    xml = respond(idp, request_id)
-    assert_redirect(post_acs(browser, xml), "/posts")
-
-    again = Client()
-    assert_problem(post_acs(again, xml), 403, "saml_invalid")
-    assert signed_in_user(again) is None
-
-
 def test_a_second_response_to_a_spent_request_id_is_refused(
     idp: SigningIdp, provider: SamlProvider
 ) -> None:

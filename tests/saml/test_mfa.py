@@ -13,11 +13,12 @@ from django.http import HttpResponse
 from django.test import AsyncClient, Client, RequestFactory
 
 from appframework.exceptions import ForbiddenException
-from appframework.mfa import confirm, enroll, pending_user_id
+from appframework.mfa import pending_user_id
 from appframework.saml import SamlProvider, SamlUser, asaml_acs, asaml_login
 from appframework.saml.flows import asaml_acs_redirect, asaml_acs_resume
 from testproject.blog.models import User
 from testproject.local_idp.saml_idp import SigningIdp
+from tests.conftest import enable_totp
 
 from .conftest import (
     ALICE,
@@ -41,11 +42,7 @@ STEP = 30
 def totp_user() -> tuple[User, str]:
     """Alice with TOTP on, and her secret."""
     user = User.objects.create_user(ALICE, None, name="Alice")
-    secret = enroll(user)["secret"]
-    confirm(user, pyotp.TOTP(secret).now())
-    user.refresh_from_db()
-    assert user.mfa_enabled
-    return user, secret
+    return user, enable_totp(user)[0]
 
 
 def next_code(secret: str) -> str:
