@@ -63,7 +63,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -77,7 +76,7 @@ from typing import Any
 
 import benchlib
 
-from testproject.prepare import DemoSetupError, prepare_database
+from testproject.prepare import DemoSetupError, demo_environment, free_port, prepare_database
 
 HERE = Path(__file__).resolve().parent
 ROOT = benchlib.ROOT
@@ -107,24 +106,14 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def server_env(tmpdir: Path, database_url: str | None) -> dict[str, str]:
-    env = dict(os.environ)
-    for name in ("DATABASE_URL", "SQLITE_PATH", "DEBUG", "APP_SECRET_KEY"):
-        env.pop(name, None)
-    env.update(
+    env = demo_environment(
         # The demo's own settings, even when started from pytest (which exports the
         # test settings' module).
         DJANGO_SETTINGS_MODULE="testproject.settings",
         SQLITE_PATH=str(tmpdir / "load.sqlite3"),
         APP_SECRET_KEY=secrets.token_urlsafe(50),
         DEBUG="0",
-        PYTHONUNBUFFERED="1",
     )
     if database_url:
         env["DATABASE_URL"] = database_url

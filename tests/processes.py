@@ -3,18 +3,13 @@ OpenID provider): a free port, the server's log, and a stop that always ends it.
 
 from __future__ import annotations
 
-import socket
 import subprocess
 from pathlib import Path
 from typing import Any
 
+from testproject.prepare import free_port
 
-def free_port() -> int:
-    """A port free right now. Servers such as runserver need a number up front (they
-    cannot report the port of ``:0``); the gap until they bind is short enough."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+__all__ = ["free_port", "read_log", "stop_process"]
 
 
 def read_log(path: Path | None) -> str:

@@ -98,10 +98,8 @@ def resolve_user_email(user: User, info: GraphQLResolveInfo) -> str | None:
 def resolve_create_post(
     _: Any, info: GraphQLResolveInfo, title: str, body: str | None = None
 ) -> Post:
-    viewer = _viewer(info)
     # The same rules as the /blog form and POST /posts (testproject/blog/posting.py).
-    post = create_post(viewer, title, body or "")
-    return post
+    return create_post(_viewer(info), title, body or "")
 
 
 def resolve_delete_post(_: Any, info: GraphQLResolveInfo, id: str) -> bool:

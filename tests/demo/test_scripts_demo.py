@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.processes import free_port
+from testproject.prepare import demo_environment, free_port
 
 REPO = Path(__file__).resolve().parents[2]
 STARTUP_SECONDS = 240
@@ -37,13 +37,8 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
     tmp = tmp_path_factory.mktemp("scripts-demo")
     port, idp_port = free_port(), free_port()
     log = tmp / "demo.log"
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        # The demo's own settings, database and broker: nothing of the test run's.
-        if key not in ("DJANGO_SETTINGS_MODULE", "DATABASE_URL", "CELERY_BROKER_URL")
-    }
-    env.update(SQLITE_PATH=str(tmp / "demo.sqlite3"), LOCAL_IDP_PORT=str(idp_port))
+    # The demo's own settings, database and broker: nothing of the test run's.
+    env = demo_environment(SQLITE_PATH=str(tmp / "demo.sqlite3"), LOCAL_IDP_PORT=str(idp_port))
     with log.open("w") as out:
         process = subprocess.Popen(
             ["./scripts/demo", f"127.0.0.1:{port}"],

@@ -38,9 +38,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
-from appframework.env import ENVIRONMENT_VARIABLES
 from appframework_graphql.graphiql import LOCAL_FILES
-from testproject.prepare import DemoSetupError, prepare_database
+from testproject.prepare import DemoSetupError, demo_environment, prepare_database
 from tests.conftest import skip_or_fail_on_ci
 from tests.processes import free_port, read_log, stop_process
 
@@ -75,25 +74,6 @@ CHROMIUM_ARGS = [
 START_TIMEOUT = 60.0
 #: Playwright's wait for an element or a navigation; generous for a loaded CI machine.
 PAGE_TIMEOUT_MS = 20_000
-
-#: Variables the child must not inherit: pytest-django's settings module (manage.py
-#: picks the demo's own), anything the demo reads that a developer or an earlier test may
-#: have set, and appframework's variables (the demo's defaults are what a user gets).
-_CHILD_DROPS = frozenset(
-    {
-        "DJANGO_SETTINGS_MODULE",
-        "DATABASE_URL",
-        "SQLITE_PATH",
-        "DEBUG",
-        "DEMO_BASE_URL",
-        "DEMO_WEBHOOK_SECRET",
-        "GRAPHIQL_ASSETS_DIR",
-        "CELERY_BROKER_URL",
-        *ENVIRONMENT_VARIABLES,
-    }
-)
-_CHILD_DROP_PREFIXES = ("OAUTH_", "SAML_", "LOCAL_IDP_", "GOOGLE_", "GITHUB_", "MICROSOFT_")
-
 
 def artifacts_dir() -> Path:
     return Path(os.environ.get("E2E_ARTIFACTS") or REPO_ROOT / "artifacts") / "e2e"
@@ -165,16 +145,6 @@ class DemoServer:
     def stop(self) -> None:
         """Terminate the server and wait for it; safe to call twice."""
         stop_process(self.process)
-
-
-def child_environment(**values: str) -> dict[str, str]:
-    env = {
-        name: value
-        for name, value in os.environ.items()
-        if name not in _CHILD_DROPS and not name.startswith(_CHILD_DROP_PREFIXES)
-    }
-    env.update(PYTHONUNBUFFERED="1", **values)
-    return env
 
 
 @contextlib.contextmanager
@@ -253,7 +223,7 @@ def demo(
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     with fresh_database(tmp) as database:
-        env = child_environment(
+        env = demo_environment(
             **database,
             APP_SECRET_KEY=secrets.token_urlsafe(50),
             DEBUG="1",
