@@ -14,6 +14,7 @@ __all__ = [
     "client_ip",
     "has_authorization",
     "header_meta_key",
+    "problem_document",
     "problem_response",
     "safe_redirect_url",
     "set_request_user",
@@ -45,6 +46,23 @@ def wants_json(request: HttpRequest) -> bool:
 PROBLEM_JSON = "application/problem+json"
 
 
+def problem_document(
+    status: int, detail: Any, *, title: Any = None, code: str | None = None
+) -> dict[str, Any]:
+    """The RFC 9457 members every error of the suite carries: ``type``, ``title``,
+    ``status``, ``detail`` and the stable ``code``. API framework adapters (DRF, ninja)
+    build their bodies here too, so every view of a site answers the same document."""
+    document: dict[str, Any] = {
+        "type": "about:blank",
+        "title": str(title or HTTPStatus(status).phrase),
+        "status": status,
+        "detail": str(detail),
+    }
+    if code:
+        document["code"] = code
+    return document
+
+
 def problem_response(
     status: int,
     detail: Any,
@@ -64,14 +82,7 @@ def problem_response(
     title = str(title or HTTPStatus(status).phrase)
     detail = str(detail)
     if json_body:
-        document: dict[str, Any] = {
-            "type": "about:blank",
-            "title": title,
-            "status": status,
-            "detail": detail,
-        }
-        if code:
-            document["code"] = code
+        document = problem_document(status, detail, title=title, code=code)
         response = HttpResponse(json.dumps(document), status=status, content_type=PROBLEM_JSON)
     else:
         body = (

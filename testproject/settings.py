@@ -94,6 +94,10 @@ INSTALLED_APPS = [
     "appframework_tenancy",
     "appframework_webhooks",
     "appframework_graphql",
+    # Django REST framework and django-ninja with the suite's classes (docs/drf.md,
+    # docs/ninja.md): the demo's /api/drf/posts/ and /api/ninja/.
+    "rest_framework",
+    "ninja",
     "testproject.blog",
 ]
 
@@ -110,6 +114,19 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "testproject.urls"
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        # Bearer first: DRF takes the first class's WWW-Authenticate for its 401s.
+        "appframework.contrib.drf.BearerTokenAuthentication",
+        "appframework.contrib.drf.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["appframework.contrib.drf.GatePermission"],
+    "EXCEPTION_HANDLER": "appframework.contrib.drf.exception_handler",
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": 20,
+    "DEFAULT_THROTTLE_RATES": {"demo-posts": "600/minute"},
+}
 WSGI_APPLICATION = "testproject.wsgi.application"
 ASGI_APPLICATION = "testproject.asgi.application"
 

@@ -2,9 +2,15 @@ import os
 
 from django.contrib import admin
 from django.urls import include, path
+from rest_framework.routers import DefaultRouter
 
 from appframework_graphql.graphiql import asset_urlpatterns
 from testproject.blog import views
+from testproject.blog.api_drf import PostViewSet
+from testproject.blog.api_ninja import api as ninja_api
+
+drf_router = DefaultRouter()
+drf_router.register("posts", PostViewSet, basename="drf-post")
 
 # Errors raised outside any view (a 500) in the suite's one format too.
 handler400 = "appframework.views.bad_request"
@@ -31,6 +37,11 @@ urlpatterns = [
     path("webhooks", views.webhooks_page, name="webhooks"),
     path("webhooks/receiver", views.webhook_receiver, name="webhook-receiver"),
     path("admin/", admin.site.urls),
+    path("api/drf/", include(drf_router.urls)),
+    # The browsable API's "Log in": Django's LoginView (a user with TOTP on is refused
+    # there and signs in through /login, which runs the challenge).
+    path("api/drf/auth/", include("rest_framework.urls")),
+    path("api/ninja/", ninja_api.urls),
     path("", include("appframework.oauth.urls")),
     path("", include("appframework.saml.urls")),
     path("", include("appframework_graphql.urls")),

@@ -92,6 +92,7 @@ def authorized(
     url_kwarg: str = "id",
     field: str = "pk",
     as_kwarg: str | None = None,
+    pass_object: bool = True,
 ) -> Callable[[V], V]:
     """Guard a sync or async view with ``authorize(request, ability, obj)``.
 
@@ -101,8 +102,19 @@ def authorized(
 
         @authorized("delete-post", Post)         # path("posts/<int:id>", ...)
         def delete_post(request, post): ...
+
+    ``pass_object=False`` leaves the view's arguments as they came (the URL kwarg stays,
+    no object is added): for frameworks that bind a view's parameters from its
+    signature, such as django-ninja (``appframework.contrib.ninja.gate``).
     """
     resolve = _model_resolver(model, url_kwarg, field) if model is not None else None
+    if resolve is not None and not pass_object:
+        # The resolver pops the URL kwarg: let it pop from a copy.
+        pop = resolve
+
+        def resolve(kwargs: dict[str, Any]) -> Any:
+            return pop(dict(kwargs))
+
     name = as_kwarg or (model.__name__.lower() if model is not None else "")
 
     def decorator(view: V) -> V:
@@ -116,7 +128,8 @@ def authorized(
                 gate_args: tuple[Any, ...] = ()
                 if resolve is not None:
                     obj = await sync_to_async(resolve)(kwargs)
-                    kwargs[name] = obj
+                    if pass_object:
+                        kwargs[name] = obj
                     gate_args = (obj,)
                 await authorize(request, ability, *gate_args)
                 return await view(request, *args, **kwargs)
@@ -129,7 +142,8 @@ def authorized(
             gate_args: tuple[Any, ...] = ()
             if resolve is not None:
                 obj = resolve(kwargs)
-                kwargs[name] = obj
+                if pass_object:
+                    kwargs[name] = obj
                 gate_args = (obj,)
             authorize_sync(request, ability, *gate_args)
             return view(request, *args, **kwargs)

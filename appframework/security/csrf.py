@@ -1,7 +1,8 @@
 """Double-submit CSRF protection, with the token bound to the session.
 
 The rules: a readable cookie (``csrf_token``) holds a random token; POST, PUT, PATCH and
-DELETE must echo it in ``X-CSRF-Token`` or the form field ``_token``. Exempt: safe
+DELETE must echo it in ``X-CSRF-Token`` (or Django's ``X-CSRFToken``) or the form field
+``_token``. Exempt: safe
 methods, requests with an ``Authorization`` header, requests without the session cookie
 when ``PROTECT_IF_COOKIE_PRESENT`` is set (except views marked
 :func:`csrf_protect_login`), and requests the ``CSRF_EXEMPT`` predicate accepts. A
@@ -63,6 +64,7 @@ __all__ = [
     "mint_token",
     "rotate_nonce",
     "session_binding",
+    "session_csrf_failure",
     "token_is_valid",
 ]
 
@@ -132,6 +134,13 @@ def _protect_cookie() -> str | None:
 @derived_setting
 def _header_key() -> str:
     return header_meta_key(str(app_settings.CSRF.HEADER_NAME))
+
+
+@derived_setting
+def _django_header_key() -> str:
+    # Django's own header (``X-CSRFToken`` unless CSRF_HEADER_NAME says otherwise) is
+    # accepted beside ours: the JavaScript of an existing project keeps working.
+    return str(settings.CSRF_HEADER_NAME)
 
 
 # -- middleware --------------------------------------------------------------------------
@@ -222,24 +231,33 @@ class CsrfMiddleware(HybridMiddleware):
             _ignore_session_user(request)
         if getattr(request, "csrf_processing_done", False):
             return None
+        # Django's flag ``csrf_processing_done`` means "verified": it is set below only
+        # when this middleware checked the token. Skipping the check (test client, CSRF
+        # off, a safe method, an exempt request) leaves it alone, so whatever enforces
+        # CSRF later — DRF's and django-ninja's session auth, ``@csrf_protect`` — still
+        # runs its own check instead of trusting one that never happened.
         if (
             getattr(request, "_dont_enforce_csrf_checks", False)  # Django's test Client()
             or not app_settings.CSRF.ENABLED
             or request.method in SAFE_METHODS
-            or getattr(callback, "csrf_exempt", False)
         ):
-            request.csrf_processing_done = True  # type: ignore[attr-defined]
             return None
         if self.is_exempt(request, callback):
-            # Exempt, but not *verified*: a view under Django's own @csrf_protect (the
-            # admin login, LoginView) still gets Django's check.
             return None
-        failure = self.check_origin(request) or self.check_token(request)
-        if failure is not None:
-            return self.reject(request, failure)
-        # Verified: tell Django's @csrf_protect not to check again.
-        request.csrf_processing_done = True  # type: ignore[attr-defined]
-        return None
+        failure = self.verify(request)
+        if failure is None:
+            # Verified: Django's @csrf_protect, DRF and ninja need not check again.
+            request.csrf_processing_done = True  # type: ignore[attr-defined]
+            return None
+        if getattr(callback, "csrf_exempt", False):
+            # The view opted out (DRF and ninja views all do, and enforce CSRF in their
+            # session auth instead). Not verified, so not marked; a cookie minted for
+            # another session is taken away so that their check, which knows nothing of
+            # session binding, cannot accept a planted cookie/header pair either.
+            if failure.code == "csrf_token_foreign":
+                request.COOKIES.pop(app_settings.CSRF.COOKIE_NAME, None)
+            return None
+        return self.reject(request, failure)
 
     # -- the decision steps; override any of them in a subclass ---------------------------
     def is_exempt(self, request: HttpRequest, callback: Callable[..., Any]) -> bool:
@@ -259,6 +277,10 @@ class CsrfMiddleware(HybridMiddleware):
         predicate = app_settings.AUTH.CSRF_EXEMPT
         return bool(predicate is not None and predicate(request))
 
+    def verify(self, request: HttpRequest) -> CsrfFailure | None:
+        """The whole check of a request that is not exempt: its origin, then its token."""
+        return self.check_origin(request) or self.check_token(request)
+
     def check_origin(self, request: HttpRequest) -> CsrfFailure | None:
         """The failure when ``Origin`` (or, over HTTPS without it, ``Referer``) names
         another site than this one or ``CSRF_TRUSTED_ORIGINS``; None when it is fine."""
@@ -272,7 +294,8 @@ class CsrfMiddleware(HybridMiddleware):
         cookie = request.COOKIES.get(app_settings.CSRF.COOKIE_NAME)
         if not cookie:
             return CsrfFailure.for_code("csrf_cookie_missing")
-        sent = request.META.get(_header_key()) or _form_token(request)
+        meta = request.META
+        sent = meta.get(_header_key()) or meta.get(_django_header_key()) or _form_token(request)
         if not sent:
             return CsrfFailure.for_code("csrf_token_missing")
         if len(sent) == 2 * TOKEN_LENGTH:
@@ -294,6 +317,70 @@ class CsrfMiddleware(HybridMiddleware):
             request, reason=str(failure.detail)
         )
         return response
+
+
+def session_csrf_failure(request: HttpRequest) -> CsrfFailure | None:
+    """Why a session-authenticated request fails CSRF, or None when it passes.
+
+    For authentication classes of API frameworks (DRF's and django-ninja's session
+    auth), whose views are ``@csrf_exempt`` and check CSRF once they know the request
+    is authenticated by its session cookie. Passes: a request this middleware already
+    verified, Django's test client, CSRF off (``CSRF["ENABLED"]``) and safe methods.
+    Otherwise the suite's rules: ``Origin`` and a token of this session in
+    ``X-CSRF-Token``, Django's ``X-CSRFToken`` or a form field. Without the suite's
+    middleware on the request (Django's ``CsrfViewMiddleware`` in its place), Django's
+    own check decides.
+    """
+    if (
+        getattr(request, "csrf_processing_done", False)
+        or getattr(request, "_dont_enforce_csrf_checks", False)
+        or not app_settings.CSRF.ENABLED
+        or request.method in SAFE_METHODS
+    ):
+        return None
+    if not hasattr(request, _STATE_ATTR):
+        return _django_csrf_failure(request)
+    failure = _checker().verify(request)
+    if failure is None:
+        request.csrf_processing_done = True  # type: ignore[attr-defined]
+    return failure
+
+
+@derived_setting
+def _checker() -> CsrfMiddleware:
+    return _middleware_class()(_no_response)
+
+
+def _no_response(request: HttpRequest) -> HttpResponse:
+    return HttpResponse()
+
+
+def _middleware_class() -> type[CsrfMiddleware]:
+    """The project's CSRF middleware class (a subclass may override the decision
+    steps), else this one."""
+    from django.utils.module_loading import import_string
+
+    for path in settings.MIDDLEWARE:
+        try:
+            cls = import_string(path)
+        except ImportError:
+            continue
+        if isinstance(cls, type) and issubclass(cls, CsrfMiddleware):
+            return cls
+    return CsrfMiddleware
+
+
+def _django_csrf_failure(request: HttpRequest) -> CsrfFailure | None:
+    from django.middleware.csrf import CsrfViewMiddleware
+
+    class DjangoCheck(CsrfViewMiddleware):
+        def _reject(self, request: HttpRequest, reason: str) -> Any:
+            return reason  # the reason, not the failure page (DRF does the same)
+
+    check = DjangoCheck(_no_response)
+    check.process_request(request)
+    reason = check.process_view(request, None, (), {})  # type: ignore[arg-type]
+    return None if reason is None else CsrfFailure(reason, code="csrf_failed")
 
 
 _FORM_TYPES = frozenset({"application/x-www-form-urlencoded", "multipart/form-data"})

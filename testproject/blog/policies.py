@@ -23,6 +23,11 @@ class PostPolicy:
         # Deactivated accounts can do nothing, whatever the ability.
         return False if not getattr(user, "is_active", False) else None
 
+    def view_post(self, user: Any, post: Any = None) -> bool:
+        # Any signed-in user reads the current tenant's posts (the scoped manager and
+        # the tenant guard keep other tenants' out).
+        return bool(user.is_authenticated)
+
     def update_post(self, user: Any, post: Any) -> bool:
         return bool(post.author_id == user.pk)
 

@@ -836,3 +836,53 @@ def _webhook_request(run: Run) -> None:
     assert headers["X-Webhook-Signature-V2"] == sign_v2(WEBHOOK_SECRET, "d-42", stamp, body)
     assert re.fullmatch(r"v2=[0-9a-f]{64}", headers["X-Webhook-Signature-V2"])
     assert re.fullmatch(r"[0-9a-f]{64}", headers["X-Webhook-Signature"])
+
+
+@setup("drf_models")
+def _drf_models(run: Run) -> Iterator[dict[str, Any]]:
+    """``Post`` and the demo's ``PostSerializer`` (docs/drf.md)."""
+    from testproject.blog.api_drf import PostSerializer
+    from testproject.blog.models import Post
+
+    yield {"Post": Post, "PostSerializer": PostSerializer}
+
+
+def _signed_in_member(run: Run) -> tuple[Any, str]:
+    """A browser signed in as ``user`` (a member of tenant 1) and its CSRF token."""
+    from django.test import Client
+
+    user = _fixture(run, "user")
+    user.tenants.add(1)
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(user, backend="appframework.auth.AuthManager")
+    assert client.get("/api/drf/posts/", HTTP_ACCEPT="application/json").status_code == 200
+    return client, client.cookies["csrf_token"].value
+
+
+@check("drf_validation_problem")
+def _drf_validation_problem(run: Run) -> None:
+    """The document is what an empty title posted to the demo's DRF API gets."""
+    import json
+
+    client, token = _signed_in_member(run)
+    response = client.post(
+        "/api/drf/posts/", {"title": ""}, content_type="application/json", HTTP_X_CSRFTOKEN=token
+    )
+    assert response.status_code == 400
+    assert response["Content-Type"] == "application/problem+json"
+    assert response.json() == json.loads(run["text"])
+
+
+@check("ninja_validation_problem")
+def _ninja_validation_problem(run: Run) -> None:
+    """The document is what a post without a title gets from the demo's ninja API."""
+    import json
+
+    client, token = _signed_in_member(run)
+    response = client.post(
+        "/api/ninja/posts", {"body": "no title"}, content_type="application/json",
+        HTTP_X_CSRFTOKEN=token,
+    )
+    assert response.status_code == 422
+    assert response["Content-Type"] == "application/problem+json"
+    assert response.json() == json.loads(run["text"])

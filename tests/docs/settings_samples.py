@@ -29,9 +29,9 @@ from django.utils.module_loading import import_string
 
 _TEMPLATE_DIR = Path(django.__file__).parent / "conf" / "project_template" / "project_name"
 _HANDLER = re.compile(r"^handler(?P<status>\d{3})$")
-#: Settings a fragment may set beyond Django's own: the suite's, and Celery's (read by
-#: Celery's Django integration with the CELERY_ namespace).
-_EXTRA_SETTING = re.compile(r"^(APPFRAMEWORK|CELERY_[A-Z0-9_]+)$")
+#: Settings a fragment may set beyond Django's own: the suite's, Celery's (read by
+#: Celery's Django integration with the CELERY_ namespace), DRF's and django-ninja's.
+_EXTRA_SETTING = re.compile(r"^(APPFRAMEWORK|CELERY_[A-Z0-9_]+|REST_FRAMEWORK|NINJA_[A-Z0-9_]+)$")
 
 
 def _render(template: str, base_dir: Path) -> str:
@@ -88,7 +88,7 @@ def changed_settings(namespace: dict[str, Any], before: dict[str, Any]) -> dict[
 def check_names(changed: dict[str, Any]) -> None:
     known = {name for name in dir(global_settings) if name.isupper()}
     unknown = [name for name in changed if name not in known and not _EXTRA_SETTING.match(name)]
-    assert not unknown, f"not a Django, appframework or Celery setting: {unknown}"
+    assert not unknown, f"not a Django, appframework, Celery, DRF or ninja setting: {unknown}"
 
 
 def check_appframework(value: Any) -> None:
@@ -103,6 +103,16 @@ def check_appframework(value: Any) -> None:
                 getattr(getattr(app_settings, section), key)  # unknown: ImproperlyConfigured
                 if key == "PROVIDERS" and isinstance(configured, str):
                     import_from_setting(configured, section, key)
+
+
+def check_rest_framework(value: Any) -> None:
+    """DRF's import strings (classes, the exception handler) import."""
+    assert isinstance(value, dict), "REST_FRAMEWORK must be a dict"
+    for key, configured in value.items():
+        entries = configured if isinstance(configured, list | tuple) else [configured]
+        for entry in entries:
+            if isinstance(entry, str) and "." in entry and key != "DEFAULT_THROTTLE_RATES":
+                import_string(entry)
 
 
 def check_import_lists(changed: dict[str, Any]) -> None:
@@ -239,6 +249,8 @@ def check_fragment(
     check_names(changed)
     if "APPFRAMEWORK" in changed:
         check_appframework(changed["APPFRAMEWORK"])
+    if "REST_FRAMEWORK" in changed:
+        check_rest_framework(changed["REST_FRAMEWORK"])
     check_import_lists(changed)
     check_handlers(namespace)
     system_checks(namespace, changed, before, assigned_names(sources))

@@ -1,0 +1,40 @@
+"""Django REST framework with the suite (install the ``[drf]`` extra)::
+
+    REST_FRAMEWORK = {
+        "DEFAULT_AUTHENTICATION_CLASSES": [
+            "appframework.contrib.drf.BearerTokenAuthentication",
+            "appframework.contrib.drf.SessionAuthentication",
+        ],
+        "DEFAULT_PERMISSION_CLASSES": ["appframework.contrib.drf.GatePermission"],
+        "EXCEPTION_HANDLER": "appframework.contrib.drf.exception_handler",
+    }
+
+docs/drf.md describes each class.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from .authentication import BearerTokenAuthentication, SessionAuthentication
+    from .exceptions import exception_handler
+    from .permissions import GatePermission
+
+_EXPORTS = {
+    "BearerTokenAuthentication": ".authentication",
+    "SessionAuthentication": ".authentication",
+    "GatePermission": ".permissions",
+    "exception_handler": ".exceptions",
+}
+
+__all__ = [
+    "BearerTokenAuthentication",
+    "GatePermission",
+    "SessionAuthentication",
+    "exception_handler",
+]
+
+__getattr__ = lazy_exports(__name__, _EXPORTS)

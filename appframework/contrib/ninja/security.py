@@ -1,0 +1,61 @@
+"""django-ninja authentication over the suite's sessions and bearer tokens."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest
+from ninja.security import APIKeyCookie, HttpBearer
+
+from ...auth.sessions import current_user_sync
+from ...auth.tokens import _unauthorized, bearer_token, current_api_user_sync
+from ...http import has_authorization
+from ...security.csrf import session_csrf_failure
+
+__all__ = ["BearerAuth", "SessionAuth"]
+
+
+class SessionAuth(APIKeyCookie):
+    """ninja's session auth under the suite's CSRF rules: for a signed-in session, an
+    unsafe request must come from this site (``Origin``) and echo a token of this
+    session in ``X-CSRF-Token``, Django's ``X-CSRFToken`` or the form field; otherwise
+    403 (``code`` names the reason). ``SessionAuth(csrf=False)`` skips that check, as
+    ninja's own class does. A request carrying ``Authorization`` is judged by that
+    credential alone; a pending two-factor challenge is not a signed-in user.
+    """
+
+    param_name: str = settings.SESSION_COOKIE_NAME
+
+    def _get_key(self, request: HttpRequest) -> str | None:
+        # ninja's version runs Django's CSRF check here, for every request; the suite's
+        # runs in authenticate(), once the session is known to carry a user.
+        return request.COOKIES.get(self.param_name)
+
+    def authenticate(self, request: HttpRequest, key: str | None) -> Any | None:
+        if has_authorization(request):
+            return None
+        user = current_user_sync(request)
+        if user is None:
+            return None
+        if self.csrf and not getattr(request, "_ninja_csrf_exempt", False):
+            failure = session_csrf_failure(request)
+            if failure is not None:
+                raise failure
+        return user
+
+
+class BearerAuth(HttpBearer):
+    """``Authorization: Bearer <token>`` with the suite's API tokens (expiry and
+    revocation included); ``request.auth`` is the user. A bad, expired or revoked
+    token is a 401 with ``WWW-Authenticate: Bearer error="invalid_token"``."""
+
+    def __call__(self, request: HttpRequest) -> Any | None:
+        token = bearer_token(request)
+        return None if token is None else self.authenticate(request, token)
+
+    def authenticate(self, request: HttpRequest, token: str) -> Any | None:
+        user = current_api_user_sync(request)
+        if user is None:
+            raise _unauthorized(request)
+        return user
