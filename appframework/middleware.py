@@ -28,7 +28,7 @@ from .exceptions import (
     NotFoundException,
     PayloadTooLargeException,
 )
-from .http import problem_response, wants_json
+from .http import PROBLEM_JSON, problem_response, wants_json
 
 __all__ = ["ErrorMiddleware", "app_error", "response_for_error"]
 
@@ -98,8 +98,11 @@ def _login_url(request: HttpRequest) -> str | None:
 
 def _reformat(request: HttpRequest, response: HttpResponse) -> HttpResponse:
     """Django's bare error answers in the suite's format; any other response as it is."""
-    if isinstance(response, HttpResponseNotAllowed) and not response.content:
-        # require_http_methods / View.http_method_not_allowed: an empty 405.
+    if isinstance(response, HttpResponseNotAllowed) and not response.get(
+        "Content-Type", ""
+    ).startswith(PROBLEM_JSON):
+        # require_http_methods / View.http_method_not_allowed (an empty 405), or an API
+        # framework's own 405 text (django-ninja's "Method not allowed"): one format.
         allowed = MethodNotAllowedException(allow=response.get("Allow"))
         return response_for_error(request, allowed)
     if response.status_code == 404 and getattr(request, "resolver_match", None) is None:

@@ -7,8 +7,9 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.utils.translation import gettext_lazy as _
 from ninja import NinjaAPI
-from ninja.errors import HttpError, Throttled, ValidationError
+from ninja.errors import AuthenticationError, HttpError, Throttled, ValidationError
 
+from ...auth.tokens import _unauthorized
 from ...exceptions import (
     AppFrameworkError,
     BadRequestException,
@@ -21,10 +22,15 @@ from ...exceptions import (
     UnsupportedMediaTypeException,
     ValidationException,
 )
+from ...http import has_authorization
 from ...middleware import app_error
 from .._problems import field_errors, problem_http_response, status_error
+from .security import BEARER_EXPECTED
 
 __all__ = ["install_exception_handlers"]
+
+# What ninja raises when no auth of an operation accepted the request.
+_NINJA_DEFAULT_401 = AuthenticationError().message
 
 _BY_STATUS: dict[int, type[AppFrameworkError]] = {
     cls.status_code: cls
@@ -41,7 +47,21 @@ _BY_STATUS: dict[int, type[AppFrameworkError]] = {
 }
 
 
-def _http_error(exc: HttpError) -> AppFrameworkError:
+def _not_authenticated(request: HttpRequest) -> UnauthorizedException:
+    """No auth of the operation accepted the request: the suite's 401, with the bearer
+    challenge when ``BearerAuth`` was among them (``invalid_token`` when a token was
+    sent), as the suite's own views answer."""
+    if not getattr(request, BEARER_EXPECTED, False):
+        return UnauthorizedException()
+    if has_authorization(request):
+        return _unauthorized(request)
+    # Other auths (a session) may have been possible too: no "a token is required".
+    return UnauthorizedException(www_authenticate="Bearer")
+
+
+def _http_error(request: HttpRequest, exc: HttpError) -> AppFrameworkError:
+    if isinstance(exc, AuthenticationError) and exc.message == _NINJA_DEFAULT_401:
+        return _not_authenticated(request)
     if isinstance(exc, Throttled):
         return TooManyRequestsException(exc.message, retry_after=exc.wait)
     cls = _BY_STATUS.get(exc.status_code)
@@ -68,7 +88,7 @@ def _on_validation(request: HttpRequest, exc: Any) -> HttpResponse:
 
 
 def _on_http_error(request: HttpRequest, exc: Any) -> HttpResponse:
-    return problem_http_response(request, _http_error(exc))
+    return problem_http_response(request, _http_error(request, exc))
 
 
 def _on_suite_error(request: HttpRequest, exc: Any) -> HttpResponse:

@@ -13,7 +13,10 @@ from ...auth.tokens import _unauthorized, bearer_token, current_api_user_sync
 from ...http import has_authorization
 from ...security.csrf import session_csrf_failure
 
-__all__ = ["BearerAuth", "SessionAuth"]
+__all__ = ["BEARER_EXPECTED", "BearerAuth", "SessionAuth"]
+
+#: Request attribute set when an operation's auth included ``BearerAuth``.
+BEARER_EXPECTED = "_appframework_bearer_expected"
 
 
 class SessionAuth(APIKeyCookie):
@@ -51,6 +54,9 @@ class BearerAuth(HttpBearer):
     token is a 401 with ``WWW-Authenticate: Bearer error="invalid_token"``."""
 
     def __call__(self, request: HttpRequest) -> Any | None:
+        # Remembered for the 401 when no auth of the operation succeeds: bearer auth
+        # was expected, so the answer carries WWW-Authenticate: Bearer.
+        setattr(request, BEARER_EXPECTED, True)
         token = bearer_token(request)
         return None if token is None else self.authenticate(request, token)
 
