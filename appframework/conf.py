@@ -148,6 +148,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "CELERY": True,
         # Add the Gate hook denying any ability on another tenant's object.
         "GATE_GUARD": True,
+        # Request headers the resolver reads: sent in Vary, so no shared cache serves one
+        # tenant's page to another (responses also get Cache-Control: private).
+        "VARY": ["Cookie", "Authorization"],
     },
     "WEBHOOKS": {
         # Attempts in total per delivery (first try + retries).

@@ -44,6 +44,8 @@ def wants_json(request: HttpRequest) -> bool:
 
 
 PROBLEM_JSON = "application/problem+json"
+#: The policy of the suite's small HTML error page.
+ERROR_PAGE_CSP = "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 
 def problem_document(
@@ -93,6 +95,9 @@ def problem_response(
             + "</html>"
         )
         response = HttpResponse(body, status=status, content_type="text/html; charset=utf-8")
+        # The page has no script, style or frame to allow: nothing runs in it, whatever
+        # a reflected detail might contain.
+        response["Content-Security-Policy"] = ERROR_PAGE_CSP
     for name, value in (headers or {}).items():
         response[name] = value
     return response

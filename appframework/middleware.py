@@ -129,9 +129,20 @@ def _default_handler404(request: HttpRequest) -> bool:
     return handler in (defaults.page_not_found, views.page_not_found)
 
 
+#: What the suite's views may answer; TRACE is never among them.
+_ALLOW_WITHOUT_TRACE = "GET, HEAD, OPTIONS, POST, PUT, PATCH, DELETE"
+
+
+def _trace_refused(request: HttpRequest) -> HttpResponse:
+    """TRACE echoes a request back (cookies and credentials included, the old
+    cross-site-tracing trick); no view of a Django site needs it: 405 before any view."""
+    return response_for_error(request, MethodNotAllowedException(allow=_ALLOW_WITHOUT_TRACE))
+
+
 class ErrorMiddleware(HybridMiddleware):
     """Maps errors to responses in one format: 400, 401 (``WWW-Authenticate`` for
-    APIs), 403, 404, 405 (``Allow``), 413, 415, 422, 429 (``Retry-After``).
+    APIs), 403, 404, 405 (``Allow``), 413, 415, 422, 429 (``Retry-After``). A TRACE
+    request is a 405 before any view runs.
 
     Put it last in ``MIDDLEWARE`` so that it sees the view's exceptions first. For
     errors raised outside any view (a 500, or an exception in another middleware) add
@@ -141,10 +152,14 @@ class ErrorMiddleware(HybridMiddleware):
     def __call__(self, request: HttpRequest) -> HttpResponse | Awaitable[HttpResponse]:
         if self.is_async:
             return self.__acall__(request)
+        if request.method == "TRACE":
+            return _trace_refused(request)
         response: HttpResponse = self.get_response(request)  # type: ignore[assignment]
         return _reformat(request, response) if response.status_code in (404, 405) else response
 
     async def __acall__(self, request: HttpRequest) -> HttpResponse:
+        if request.method == "TRACE":
+            return _trace_refused(request)
         response: HttpResponse = await self.get_response(request)  # type: ignore[misc]
         return _reformat(request, response) if response.status_code in (404, 405) else response
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from asgiref.sync import async_to_sync, iscoroutinefunction, sync_to_async
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.utils.cache import patch_vary_headers
 
 from appframework._middleware import HybridMiddleware
 from appframework.conf import app_settings
@@ -75,6 +76,12 @@ async def _bind_async(chunks: AsyncIterator[bytes], tenant: Any) -> AsyncIterato
 
 
 def _keep_tenant(response: HttpResponse, tenant: Any) -> HttpResponse:
+    if tenant is not None:
+        # The page depends on the tenant, so on whatever the resolver read: a shared
+        # cache must neither mix tenants up nor keep the page at all by default.
+        patch_vary_headers(response, list(app_settings.TENANCY.VARY))
+        if not response.has_header("Cache-Control"):
+            response["Cache-Control"] = "private"
     if isinstance(response, StreamingHttpResponse):
         content = response.streaming_content
         if response.is_async:

@@ -220,6 +220,10 @@ TIME_ZONE = "UTC"
 APPFRAMEWORK: dict[str, dict[str, object]] = {
     "AUTH": {
         "REVOCATION_CACHE": "revocations",
+        # Signing out of the browser also ends the API tokens that session issued
+        # (/account/token issues them with request=): the safe choice for tokens a
+        # person makes by hand in a page, docs/tokens.md.
+        "REVOKE_TOKENS_ON_LOGOUT": True,
         # The IdP's form POST to the SAML ACS carries no CSRF token; the signed response
         # and its request id guard it instead.
         "CSRF_EXEMPT": "appframework.saml.is_saml_acs_request",
@@ -229,7 +233,11 @@ APPFRAMEWORK: dict[str, dict[str, object]] = {
     # Providers from environment variables (testproject/blog/sso.py), built on first use.
     "OAUTH": {"PROVIDERS": "testproject.blog.sso.oauth_providers"},
     "SAML": {"PROVIDERS": "testproject.blog.sso.saml_providers"},
-    "TENANCY": {"RESOLVER": "testproject.blog.tenancy.resolve_tenant"},
+    "TENANCY": {
+        "RESOLVER": "testproject.blog.tenancy.resolve_tenant",
+        # What the resolver reads: the session, a token, and the X-Tenant header.
+        "VARY": ["Cookie", "Authorization", "X-Tenant"],
+    },
     # The demo delivers to its own receiver on 127.0.0.1; a deployment keeps loopback
     # blocked (the default) and lists only trusted internal networks here.
     "WEBHOOKS": {"ALLOWED_NETWORKS": ["127.0.0.0/8", "::1/128"]},

@@ -1,4 +1,5 @@
-"""Check ``appframework.E010``: the TOTP secret and recovery-code hashes stay hidden."""
+"""Check ``appframework.E010``: the TOTP secret and recovery-code hashes stay hidden,
+from forms, admin pages and the admin's changelist filters."""
 
 from __future__ import annotations
 
@@ -30,6 +31,13 @@ def _admin_names(model_admin: Any) -> set[str]:
     return {name.lstrip("=^@").split("__", 1)[0] for name in names}
 
 
+def _filterable(model_admin: Any, name: str) -> bool:
+    try:
+        return bool(model_admin.lookup_allowed(f"{name}__startswith", "x", None))
+    except Exception:
+        return False  # a refusal by raising is a refusal
+
+
 def check_hidden_fields(**kwargs: Any) -> list[checks.CheckMessage]:
     errors: list[checks.CheckMessage] = []
     models = [m for m in apps.get_models() if issubclass(m, MfaEnrollable)]
@@ -55,6 +63,19 @@ def check_hidden_fields(**kwargs: Any) -> list[checks.CheckMessage]:
                 )
         model_admin = admins.get(model)
         if model_admin is not None:
+            filterable = [name for name in HIDDEN_FIELDS if _filterable(model_admin, name)]
+            if filterable:
+                errors.append(
+                    _error(
+                        "appframework.E010",
+                        f"The admin of {model._meta.label} lets its changelist be filtered "
+                        f"on {', '.join(filterable)} (?{filterable[0]}__startswith=…): a "
+                        "staff user could read the secret a character at a time.",
+                        "Add appframework.mfa.admin.HiddenFieldsAdminMixin first in the "
+                        "ModelAdmin's bases.",
+                        obj=model_admin,
+                    )
+                )
             exposed = sorted(_admin_names(model_admin) & set(HIDDEN_FIELDS))
             if exposed:
                 errors.append(

@@ -234,6 +234,9 @@ def complete_challenge(
     if limiter is not None:
         result = limiter.hit(_limit_key(user_id), rate_limit_attempts, rate_limit_window)
         if not result.allowed:
+            # A try refused unseen is not counted: otherwise anyone who has the password
+            # could keep the owner locked out for ever by trying on while blocked.
+            limiter.refund(_limit_key(user_id), rate_limit_window)
             raise TooManyRequestsException(
                 _("Too many two-factor attempts; try again later."),
                 code="mfa_rate_limited",

@@ -109,13 +109,18 @@ V = TypeVar("V", bound=Callable[..., Any])
 
 
 def csrf_protect_login(view: V) -> V:
-    """Check the CSRF token on this view even when the request has no session cookie.
+    """Check the CSRF token on this view even when the request has no session cookie
+    or carries an ``Authorization`` header.
 
     Views that *establish* a session (a login form, sign-up, an MFA challenge, an SSO
     callback that POSTs) are the target of login CSRF: a third-party page posts the
     attacker's credentials and the visitor ends up signed in as the attacker. Those
     requests carry no session cookie yet, so the cookie-presence exemption would let
-    them through; this marker takes that exemption away. Works on sync and async views.
+    them through; this marker takes that exemption away, and the ``Authorization``
+    one too (a cross-site form cannot send that header, but a script with ``Basic``
+    junk could, and the session cookie set in reply is still the browser's). Mark the
+    logout view too: ending a session is as much the browser's business. Works on sync
+    and async views.
     """
     view.csrf_protect_login = True  # type: ignore[attr-defined]
     return view
@@ -265,14 +270,15 @@ class CsrfMiddleware(HybridMiddleware):
         (``Authorization``, which a browser cannot attach cross-site), it has no session
         cookie to abuse (unless the view establishes a session: ``csrf_protect_login``),
         or the project's ``CSRF_EXEMPT`` predicate says so."""
+        if getattr(callback, "csrf_protect_login", False):
+            # A view that signs a browser in or out is checked whatever the request
+            # carries: an Authorization header (Basic junk, say) does not make the
+            # session cookie it sets or ends any less the browser's.
+            return False
         if has_authorization(request):
             return True
         protect = _protect_cookie()
-        if (
-            protect is not None
-            and protect not in request.COOKIES
-            and not getattr(callback, "csrf_protect_login", False)
-        ):
+        if protect is not None and protect not in request.COOKIES:
             return True
         predicate = app_settings.AUTH.CSRF_EXEMPT
         return bool(predicate is not None and predicate(request))

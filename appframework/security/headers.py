@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
 from .._middleware import HybridMiddleware
 from ..conf import app_settings, derived_setting
+from ..http import wants_json
 
 __all__ = ["SecurityHeadersMiddleware", "security_headers"]
 
@@ -30,18 +32,37 @@ def security_headers() -> tuple[tuple[tuple[str, str], ...], str | None]:
     return tuple(headers), hsts
 
 
+def _debug_dump_as_problem(request: HttpRequest, response: HttpResponse) -> HttpResponse:
+    """Under ``DEBUG``, a request refused before any URL matched (a ``Host`` not in
+    ``ALLOWED_HOSTS``, raised in a middleware) gets Django's debug dump — settings and
+    traceback — even when the client asked for JSON. Here, outside the
+    middleware that raised, an API client gets the suite's 400 problem instead; a
+    browser keeps Django's page. (Without ``DEBUG``, ``handler400`` answers.)"""
+    if (
+        response.status_code == 400
+        and getattr(request, "resolver_match", None) is None
+        and settings.DEBUG
+        and wants_json(request)
+    ):
+        from ..exceptions import BadRequestException
+        from ..middleware import response_for_error
+
+        return response_for_error(request, BadRequestException())
+    return response
+
+
 class SecurityHeadersMiddleware(HybridMiddleware):
     """Adds the headers to every response; a header the view already set is kept."""
 
     def __call__(self, request: HttpRequest) -> Any:
         if self.is_async:
             return self.__acall__(request)
-        response = self.get_response(request)
-        self._apply(request, response)  # type: ignore[arg-type]
+        response = _debug_dump_as_problem(request, self.get_response(request))  # type: ignore[arg-type]
+        self._apply(request, response)
         return response
 
     async def __acall__(self, request: HttpRequest) -> HttpResponse:
-        response = await self.get_response(request)  # type: ignore[misc]
+        response = _debug_dump_as_problem(request, await self.get_response(request))  # type: ignore[misc]
         self._apply(request, response)
         return response
 

@@ -16,6 +16,8 @@ from django.contrib.auth.forms import BaseUserCreationForm
 from django.core.exceptions import ValidationError
 from django.utils.html import format_html
 
+from appframework.mfa.admin import HiddenFieldsAdminMixin
+
 from .models import Post, Tenant, User
 
 
@@ -54,9 +56,9 @@ class UserChangeForm(forms.ModelForm):
 
 
 @admin.register(User)
-class UserAdmin(DjangoUserAdmin):
+class UserAdmin(HiddenFieldsAdminMixin, DjangoUserAdmin):
     """Django's user admin (add form with a password, the "change password" page),
-    with this model's fields."""
+    with this model's fields; the TOTP columns cannot be filtered on."""
 
     form = UserChangeForm
     add_form = UserCreationForm

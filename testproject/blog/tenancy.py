@@ -16,6 +16,7 @@ from django.http import HttpRequest
 
 from appframework.auth import current_api_user_sync, current_user_sync
 from appframework.exceptions import ForbiddenException
+from appframework.http import has_authorization
 
 PUBLIC_TENANT = 1
 SESSION_KEY = "tenant_id"
@@ -33,6 +34,10 @@ def resolve_tenant(request: HttpRequest) -> int | None:
     members = member_tenant_ids(user)
     wanted: Any = request.META.get(HEADER)
     if wanted is None:
+        if has_authorization(request):
+            # A token request is judged by the token alone: its user's tenants and the
+            # header, never the session that a browser's cookie may also carry.
+            return members[0] if members else PUBLIC_TENANT
         # The session's choice is a preference: one the user is no longer a member of
         # is forgotten (they must still reach /tenant and /logout), not refused.
         session = getattr(request, "session", None)

@@ -66,6 +66,14 @@ def test_graphiql_from_local_files_runs_a_query_and_a_mutation_with_the_session(
             assets[response.url.rsplit("/", 1)[1]] = response.status
 
     page.on("response", record_asset)
+    # The page runs under its own Content-Security-Policy: nothing it needs is refused.
+    refused: list[str] = []
+    page.on(
+        "console",
+        lambda message: refused.append(message.text)
+        if "Content Security Policy" in message.text
+        else None,
+    )
     log_in(page, MODERATOR.email, MODERATOR.password)
     page.goto("/graphql")
     expect(page.locator(QUERY_EDITOR)).to_be_visible()
@@ -87,6 +95,8 @@ def test_graphiql_from_local_files_runs_a_query_and_a_mutation_with_the_session(
     assert created["title"] == title
     assert re.fullmatch(r"\d+", created["id"])
     steps(page, "mutation createPost")
+
+    assert refused == []
 
     page.goto("/blog")
     expect(page.locator(f'li.post[data-id="{created["id"]}"]')).to_contain_text(title)

@@ -1023,10 +1023,14 @@ def test_check_e010_is_silent_for_the_demo() -> None:
 
 @pytest.fixture
 def user_admin(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """Put a throwaway ModelAdmin for the demo's User in admin.site for one test."""
+    """Put a throwaway ModelAdmin for the demo's User in admin.site for one test (with
+    the mixin that refuses filtering on the secrets: tests/mfa/test_admin_lookups.py
+    covers an admin without it)."""
+    from appframework.mfa.admin import HiddenFieldsAdminMixin
 
     def register(**attrs: Any) -> None:
-        model_admin_class = type("ThrowawayUserAdmin", (admin.ModelAdmin,), attrs)
+        bases = (HiddenFieldsAdminMixin, admin.ModelAdmin)
+        model_admin_class = type("ThrowawayUserAdmin", bases, attrs)
         monkeypatch.setitem(admin.site._registry, User, model_admin_class(User, admin.site))
 
     yield register
@@ -1093,3 +1097,25 @@ def test_check_e010_flags_a_model_that_makes_a_hidden_field_editable(
     errors = e010(mfa_checks.check_hidden_fields())
     assert [e.obj for e in errors] == [Editable]
     assert "mfa_secret" in errors[0].msg
+
+
+def test_tries_made_while_blocked_are_not_counted(
+    alice: Enabled, clock: Clock, limiter_clock: Clock
+) -> None:
+    # Whoever has the password could otherwise keep the owner locked out for ever by
+    # trying on while blocked: Retry-After must not grow, and the owner gets in once
+    # the first wait is over.
+    request = challenged(alice)
+    for _ in range(5):
+        assert complete_challenge(request, wrong_code(alice, clock)) is None
+    with pytest.raises(TooManyRequestsException) as first:
+        complete_challenge(request, wrong_code(alice, clock))
+    waits = []
+    for _ in range(20):
+        limiter_clock.advance(1)
+        with pytest.raises(TooManyRequestsException) as blocked:
+            complete_challenge(request, wrong_code(alice, clock))
+        waits.append(blocked.value.retry_after)
+    assert waits == sorted(waits, reverse=True)  # counting down, never up
+    limiter_clock.advance(first.value.retry_after - 20 + 1)
+    assert complete_challenge(request, code(alice.secret, clock)) == alice.user

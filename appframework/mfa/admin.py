@@ -1,0 +1,41 @@
+"""``HiddenFieldsAdminMixin``: the admin never filters on secrets.
+
+Django's admin lets a changelist be filtered on any local column from the query string
+(``?mfa_secret__startswith=C``): a staff user who may list users could read a TOTP
+secret one character at a time by watching which users stay in the list. Django's own
+``UserAdmin`` refuses ``password`` lookups for that reason; this mixin refuses the
+TOTP secret, the recovery-code hashes and the password column the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models.constants import LOOKUP_SEP
+
+from ..conf import app_settings
+from .models import HIDDEN_FIELDS
+
+__all__ = ["HiddenFieldsAdminMixin", "lookup_touches_secret"]
+
+
+def _secret_names() -> frozenset[str]:
+    return frozenset({*HIDDEN_FIELDS, "password", str(app_settings.AUTH.PASSWORD_FIELD)})
+
+
+def lookup_touches_secret(lookup: str) -> bool:
+    """Whether a changelist lookup reads a secret column, on the model or across a
+    relation (``author__mfa_secret__startswith``)."""
+    return not _secret_names().isdisjoint(lookup.split(LOOKUP_SEP))
+
+
+class HiddenFieldsAdminMixin:
+    """Put it first in the bases of the ``ModelAdmin`` of a model with TOTP columns
+    (``class UserAdmin(HiddenFieldsAdminMixin, admin.ModelAdmin)``): a lookup on a secret
+    is refused (Django answers 400), as Django's ``UserAdmin`` refuses ``password``."""
+
+    def lookup_allowed(self, lookup: str, value: Any, request: Any = None) -> bool:
+        if lookup_touches_secret(lookup):
+            return False
+        allowed: bool = super().lookup_allowed(lookup, value, request)  # type: ignore[misc]
+        return allowed
