@@ -12,6 +12,9 @@ Two algorithms:
 - ``"sliding"``: the current window's count plus the previous window's count weighted
   by how much of it still overlaps the last ``window`` seconds — a close estimate of a
   true sliding window at the cost of one more cache read.
+- ``"anchored"``: a window that opens at the key's first hit and closes ``window``
+  seconds later, whatever the clock says: "at most ``limit`` tries, then wait until
+  ``window`` seconds have passed since the first" — the two-factor challenge's rule.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ from django.core.cache import BaseCache, caches
 
 __all__ = ["RateLimitResult", "RateLimiter"]
 
-Algorithm = Literal["fixed", "sliding"]
+Algorithm = Literal["fixed", "sliding", "anchored"]
+_ALGORITHMS = ("fixed", "sliding", "anchored")
 
 
 @dataclass(frozen=True)
@@ -60,12 +64,20 @@ class RateLimiter:
         prefix: str = "appframework:ratelimit",
         clock: Callable[[], float] | None = None,
     ) -> None:
-        if algorithm not in ("fixed", "sliding"):
-            raise ValueError(f"Unknown rate-limit algorithm {algorithm!r}: 'fixed' or 'sliding'.")
+        if algorithm not in _ALGORITHMS:
+            raise ValueError(
+                f"Unknown rate-limit algorithm {algorithm!r}: 'fixed', 'sliding' or 'anchored'."
+            )
         self.cache_alias = cache_alias
         self.algorithm = algorithm
         self.prefix = prefix
         self._clock: Callable[[], float] = clock or time.time
+
+    def using(self, algorithm: Algorithm) -> RateLimiter:
+        """This limiter (same cache, prefix and clock) counting with ``algorithm``."""
+        return RateLimiter(
+            self.cache_alias, algorithm=algorithm, prefix=self.prefix, clock=self._clock
+        )
 
     @property
     def cache(self) -> BaseCache:
@@ -138,22 +150,56 @@ class RateLimiter:
             previous = int(cache.get(self._bucket_key(key, window, bucket - 1)) or 0)
         return current, previous
 
+    # -- "anchored": the window opens at the first hit -----------------------------------
+    def _anchor_keys(self, key: str, window: float) -> tuple[str, str]:
+        base = self._bucket_key(key, window, -1)
+        return f"{base}:start", f"{base}:count"
+
+    def _anchored(self, key: str, limit: int, window: float, *, count: bool) -> RateLimitResult:
+        cache = self.cache
+        now = self._clock()
+        start_key, count_key = self._anchor_keys(key, window)
+        timeout = math.ceil(window) + 1
+        start = cache.get(start_key)
+        if start is None or now - float(start) >= window:
+            if not count:
+                return RateLimitResult(True, 1, limit, 0.0)
+            # The last window is over (its keys may outlive it by the cache's rounding):
+            # this hit opens a new one. add() lets one of racing callers open it.
+            cache.delete_many([start_key, count_key])
+            start = now if cache.add(start_key, now, timeout) else cache.get(start_key, now)
+        start = float(start)
+        if count:
+            current = self._increment(cache, count_key, timeout)
+        else:
+            current = int(cache.get(count_key) or 0) + 1
+        allowed = current <= limit
+        retry_after = 0.0 if allowed else max(0.0, start + window - now)
+        return RateLimitResult(allowed, current, limit, retry_after)
+
     def hit(self, key: str, limit: int, window: float) -> RateLimitResult:
         """Count one hit for ``key`` and say whether it is within ``limit`` per ``window``
         seconds."""
+        if self.algorithm == "anchored":
+            return self._anchored(key, limit, window, count=True)
         now = self._clock()
         current, previous = self._counts(key, window, now, count=True)
         return self._answer(current, previous, limit, window, now)
 
     def peek(self, key: str, limit: int, window: float) -> RateLimitResult:
         """Whether one more hit would be allowed, without counting it."""
+        if self.algorithm == "anchored":
+            return self._anchored(key, limit, window, count=False)
         now = self._clock()
         current, previous = self._counts(key, window, now, count=False)
         return self._answer(current + 1, previous, limit, window, now)
 
     def refund(self, key: str, window: float) -> None:
         """Take back one hit of the current window (work that turned out fine)."""
-        bucket_key = self._bucket_key(key, window, math.floor(self._clock() / window))
+        if self.algorithm == "anchored":
+            bucket_key = self._anchor_keys(key, window)[1]
+        else:
+            bucket_key = self._bucket_key(key, window, math.floor(self._clock() / window))
         try:
             if int(self.cache.decr(bucket_key)) < 0:
                 self.cache.set(bucket_key, 0, math.ceil(window) + 1)
@@ -164,7 +210,11 @@ class RateLimiter:
         """Forget ``key``'s counts (the current and the previous window)."""
         bucket = math.floor(self._clock() / window)
         self.cache.delete_many(
-            [self._bucket_key(key, window, bucket), self._bucket_key(key, window, bucket - 1)]
+            [
+                self._bucket_key(key, window, bucket),
+                self._bucket_key(key, window, bucket - 1),
+                *self._anchor_keys(key, window),
+            ]
         )
 
     async def ahit(self, key: str, limit: int, window: float) -> RateLimitResult:

@@ -2,7 +2,8 @@
 
 Objects can reach a request without passing the scoped manager (a generic foreign key,
 a row loaded under another tenant, a cache): whatever a policy says, the Gate refuses
-them while a tenant is selected.
+them while a tenant is selected. An unsaved object that names no tenant yet is the
+current tenant's, as ``save()`` will make it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,13 @@ def tenant_guard(user: Any, ability: str, *args: Any) -> bool | None:
     if current is None:
         return None
     for arg in args:
-        if is_tenant_model(type(arg)) and not same_tenant(arg.tenant_id, current):
+        if not is_tenant_model(type(arg)):
+            continue
+        tenant = arg.tenant_id
+        if tenant is None and arg._state.adding:
+            # An unsaved object without a tenant is the current tenant's: save() will
+            # stamp it (authorize(request, "create-post", Post(title=...))).
+            continue
+        if not same_tenant(tenant, current):
             return False
     return None

@@ -232,6 +232,10 @@ def complete_challenge(
     user_id = _pending_uid(pending)
     limiter = _limiter() if rate_limit else None
     if limiter is not None:
+        # At most rate_limit_attempts tries, then the wait runs from the first of them:
+        # once rate_limit_window seconds have passed since the tries, a code is taken.
+        limiter = limiter.using("anchored")
+    if limiter is not None:
         result = limiter.hit(_limit_key(user_id), rate_limit_attempts, rate_limit_window)
         if not result.allowed:
             # A try refused unseen is not counted: otherwise anyone who has the password

@@ -39,7 +39,8 @@ class PostPolicy:
             return posts
         return posts.filter(author_id=user.pk)
 
-    def create_post(self, user: Any) -> bool:
+    def create_post(self, user: Any, post: Any = None) -> bool:
+        # Asked with the class (Post) or with the unsaved post itself.
         return bool(user.is_authenticated)
 
 

@@ -450,3 +450,31 @@ def test_redis_counts_refunds_and_resets_like_locmem(clock: FakeClock, redis_ali
     assert rl.hit(key, 2, 60) == RateLimitResult(True, 1, 2, 0.0)
     clock.at(70)
     assert rl.hit(key, 2, 60).count == 1
+
+
+# -- "anchored": the window opens at the first hit ------------------------------------------
+def test_anchored_window_opens_at_the_first_hit_not_at_the_clocks_edge(clock: FakeClock) -> None:
+    rl = limiter(clock.at(9.5), "anchored")  # half a second before a 10-s clock edge
+    assert [r.allowed for r in hits(rl, "k", 3, 2, 10)] == [True, True, False]
+    clock.at(10.5)  # past the clock's edge, 1 s after the first hit: still the same window
+    blocked = rl.hit("k", 2, 10)
+    assert not blocked.allowed and blocked.retry_after == pytest.approx(9)
+    clock.at(19.5)  # 10 s after the first hit: a new window
+    assert rl.hit("k", 2, 10).allowed
+
+
+def test_anchored_refund_and_reset(clock: FakeClock) -> None:
+    rl = limiter(clock, "anchored")
+    hits(rl, "k", 2, 2, 60)
+    assert not rl.peek("k", 2, 60).allowed
+    rl.refund("k", 60)
+    assert rl.peek("k", 2, 60).allowed
+    hits(rl, "k", 1, 2, 60)
+    rl.reset("k", 60)
+    assert rl.hit("k", 2, 60).count == 1
+
+
+def test_using_keeps_the_cache_prefix_and_clock(clock: FakeClock) -> None:
+    rl = limiter(clock, "sliding")
+    anchored = rl.using("anchored")
+    assert (anchored.algorithm, anchored.prefix, anchored._clock) == ("anchored", rl.prefix, rl._clock)

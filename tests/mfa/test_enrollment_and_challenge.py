@@ -1119,3 +1119,20 @@ def test_tries_made_while_blocked_are_not_counted(
     assert waits == sorted(waits, reverse=True)  # counting down, never up
     limiter_clock.advance(first.value.retry_after - 20 + 1)
     assert complete_challenge(request, code(alice.secret, clock)) == alice.user
+
+
+def test_once_the_window_has_passed_since_the_tries_a_live_code_is_taken(
+    alice: Enabled, clock: Clock, limiter_clock: Clock
+) -> None:
+    # The limit is per window: two wrong codes with a 10-second window, then 11 s later
+    # the live code signs in (the previous window's tries weigh nothing any more).
+    options = {"rate_limit_attempts": 2, "rate_limit_window": 10}
+    limiter_clock.advance(6)  # 1 s into a 10-s clock window: 11 s later is in the next one
+    request = challenged(alice)
+    for _ in range(2):
+        assert complete_challenge(request, wrong_code(alice, clock), **options) is None
+    with pytest.raises(TooManyRequestsException) as caught:
+        complete_challenge(request, wrong_code(alice, clock), **options)
+    assert 9 <= caught.value.retry_after <= 10
+    limiter_clock.advance(11)
+    assert complete_challenge(request, code(alice.secret, clock), **options) == alice.user

@@ -427,6 +427,39 @@ def test_the_tenant_guard_ignores_arguments_that_are_not_tenant_rows(user: Any) 
         assert gate().allows_sync(user, "create-post", BlogPost)
 
 
+def test_an_unsaved_object_without_a_tenant_is_the_current_tenants(user: Any) -> None:
+    # authorize(request, "create-post", Post(title=...)) inside a tenant: save() will
+    # stamp the current tenant, so the guard lets the policy decide.
+    draft = BlogPost(title="draft", author=user)
+    with as_tenant(A):
+        assert tenant_guard(user, "create-post", draft) is None
+        assert gate().inspect_sync(user, "create-post", draft).source == (
+            "policy:PostPolicy.create_post"
+        )
+        assert gate().allows_sync(user, "update-post", draft)
+
+
+def test_authorize_on_an_unsaved_object_inside_a_tenant_follows_the_policy(
+    user: Any, other_user: Any
+) -> None:
+    request = RequestFactory().post("/posts")
+    request.user = other_user
+    with as_tenant(A):
+        assert authorize_sync(request, "create-post", BlogPost(title="t", author=user))
+        with pytest.raises(ForbiddenException):
+            authorize_sync(request, "update-post", BlogPost(title="t", author=user))
+
+
+def test_an_undefined_ability_on_an_unsaved_object_raises_keyerror_not_403(user: Any) -> None:
+    with as_tenant(A), pytest.raises(KeyError):
+        gate().allows_sync(user, "no-such-ability", BlogPost(title="t", author=user))
+
+
+def test_an_unsaved_object_made_for_another_tenant_is_still_denied(user: Any) -> None:
+    with as_tenant(A):
+        assert tenant_guard(user, "update-post", BlogPost(title="t", author=user, tenant_id=B)) is False
+
+
 # -- superusers: Django's has_perm shortcut and authorize() -------------------------------------------------
 def test_superuser_has_perm_on_another_tenants_object_is_true_through_djangos_shortcut(
     superuser: Any, blog_posts: dict[str, BlogPost]
