@@ -1,5 +1,6 @@
 """OAuth 2.0 / OpenID Connect login (confidential clients): providers, the one-use
-state, the code exchange, and the default views (docs/oauth.md)."""
+state with its PKCE verifier and nonce, the code exchange, and the default views
+(docs/oauth.md)."""
 
 from __future__ import annotations
 

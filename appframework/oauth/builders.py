@@ -67,7 +67,7 @@ def map_oidc_userinfo(userinfo: Mapping[str, Any]) -> OAuthUser:
 def google(
     client_id: str, client_secret: str, redirect_uri: str, scope: str = "openid email profile"
 ) -> OAuthProvider:
-    """Google (OIDC). Google's ``email_verified`` is trusted for linking accounts."""
+    """Google (OIDC, PKCE). Google's ``email_verified`` is trusted for linking accounts."""
     return OAuthProvider(
         name="google",
         client_id=client_id,
@@ -79,6 +79,7 @@ def google(
         scope=scope,
         map_userinfo=map_oidc_userinfo,
         issuer="https://accounts.google.com",
+        pkce=True,
     )
 
 
@@ -125,8 +126,9 @@ def map_github_userinfo(userinfo: Mapping[str, Any]) -> OAuthUser:
 def github(
     client_id: str, client_secret: str, redirect_uri: str, scope: str = "read:user user:email"
 ) -> OAuthProvider:
-    """GitHub (OAuth 2.0, not OIDC). The email is the profile's public address when it is
-    verified, else the primary verified address from the email list."""
+    """GitHub (OAuth 2.0 with PKCE, not OIDC: no nonce, no ID token). The email is the
+    profile's public address when it is verified, else the primary verified address from
+    the email list."""
     return OAuthProvider(
         name="github",
         client_id=client_id,
@@ -138,6 +140,7 @@ def github(
         scope=scope,
         map_userinfo=map_github_userinfo,
         fetch_userinfo=_github_userinfo,
+        pkce=True,
     )
 
 
@@ -167,8 +170,9 @@ def microsoft(
     scope: str = "openid email profile User.Read",
     tenant: str = "common",
 ) -> OAuthProvider:
-    """Microsoft identity platform (Entra ID / personal accounts). ``tenant``: ``common``
-    (any account), ``organizations`` (work or school), or a tenant id or domain."""
+    """Microsoft identity platform (Entra ID / personal accounts), with PKCE. ``tenant``:
+    ``common`` (any account), ``organizations`` (work or school), or a tenant id or
+    domain."""
     if not isinstance(tenant, str) or not _TENANT.fullmatch(tenant):
         raise ValueError(
             f"microsoft(tenant=...) must be 'common', 'organizations', 'consumers', a tenant "
@@ -185,6 +189,9 @@ def microsoft(
         redirect_uri=redirect_uri,
         scope=scope,
         map_userinfo=map_microsoft_userinfo,
+        # Microsoft's discovery document lists no code_challenge_methods_supported,
+        # yet its endpoints implement S256.
+        pkce=True,
     )
 
 
@@ -226,14 +233,20 @@ def generic_oidc(
     *,
     issuer: str | None = None,
     timeout: float = DEFAULT_TIMEOUT,
+    pkce: bool | None = None,
 ) -> OAuthProvider:
     """Any OIDC provider with ``sub``/``email``/``name``/``picture`` claims.
 
     With ``issuer``, the endpoint URLs not given are read once, now, from the issuer's
     discovery document (``OAuthDiscoveryError``, an ``ImproperlyConfigured``, when it is
     unreachable or invalid). Without it, all three URLs must be given.
+
+    ``pkce``: None (the default) turns PKCE on when the discovery document lists
+    ``S256`` in ``code_challenge_methods_supported``, off when it does not, and on
+    without discovery; True or False decides.
     """
     require_iss = False
+    use_pkce = True
     if issuer is not None:
         document = discover(issuer, timeout=timeout)
         issuer = str(document["issuer"])
@@ -241,6 +254,9 @@ def generic_oidc(
         token_url = token_url or document["token_endpoint"]
         userinfo_url = userinfo_url or document["userinfo_endpoint"]
         require_iss = document.get("authorization_response_iss_parameter_supported") is True
+        challenge_methods = document.get("code_challenge_methods_supported")
+        # Only S256: "plain" would send the verifier itself through the browser.
+        use_pkce = isinstance(challenge_methods, list) and "S256" in challenge_methods
         methods = document.get("token_endpoint_auth_methods_supported")
         # The discovery default is client_secret_basic when the list is absent.
         auth_method = (
@@ -276,4 +292,5 @@ def generic_oidc(
         issuer=issuer,
         require_iss=require_iss,
         token_auth_method=auth_method,
+        pkce=use_pkce if pkce is None else pkce,
     )

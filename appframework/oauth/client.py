@@ -7,9 +7,12 @@ provider and the step, never an unhandled exception and a 500 page.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import threading
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
@@ -18,7 +21,7 @@ from django.utils.translation import gettext_lazy as _
 
 from ..exceptions import BadGatewayException, ForbiddenException
 
-__all__ = ["MAX_DOCUMENT_BYTES", "OAuthProviderError", "ProviderClient"]
+__all__ = ["MAX_DOCUMENT_BYTES", "OAuthProviderError", "ProviderClient", "TokenResponse"]
 
 # Provider documents are a few kilobytes; a provider streaming without end must not
 # hold a worker or its memory.
@@ -33,6 +36,15 @@ class OAuthProviderError(BadGatewayException):
     title = _("Sign-in provider error")
     default_detail = _("The sign-in provider did not answer as expected.")
     default_code = "oauth_provider_error"
+
+
+@dataclass(frozen=True)
+class TokenResponse:
+    """What the token endpoint answered for a code: the bearer access token, and the
+    OIDC ID token when the provider issued one."""
+
+    access_token: str = field(repr=False)
+    id_token: str | None = field(default=None, repr=False)
 
 
 def _session() -> requests.Session:
@@ -121,9 +133,13 @@ class ProviderClient:
         client_id: str,
         client_secret: str,
         auth_method: str,
-    ) -> str:
-        """The access token for ``code`` (authorization-code grant, confidential client)."""
+        code_verifier: str | None = None,
+    ) -> TokenResponse:
+        """The tokens for ``code`` (authorization-code grant, confidential client), with
+        the PKCE ``code_verifier`` when the authorization request carried its challenge."""
         data = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri}
+        if code_verifier is not None:
+            data["code_verifier"] = code_verifier
         kwargs: dict[str, Any] = {"data": data}
         if auth_method == "client_secret_basic":
             kwargs["auth"] = _basic_auth(client_id, client_secret)
@@ -136,7 +152,31 @@ class ProviderClient:
             raise self._fail("token exchange", "no access_token in the answer")
         if not isinstance(token_type, str) or token_type.lower() != "bearer":
             raise self._fail("token exchange", f"unsupported token_type {token_type!r}")
-        return token
+        id_token = document.get("id_token")
+        if id_token is not None and not isinstance(id_token, str):
+            raise self._fail("token exchange", "the id_token is not a string")
+        return TokenResponse(access_token=token, id_token=id_token)
+
+    def id_token_claims(self, id_token: str) -> dict[str, Any]:
+        """The claims of a JWS compact ID token, read without checking its signature.
+
+        It came straight from the token endpoint, over TLS, in answer to this client's
+        authenticated request (OpenID Connect allows that channel to stand in for the
+        signature in the code flow); only its ``nonce`` is used. An ID token that is not
+        a readable JWT is the provider's failure (502).
+        """
+        parts = id_token.split(".")
+        if len(parts) != 3:
+            raise self._fail("token exchange", "the id_token is not a signed JWT")
+        payload = parts[1]
+        try:
+            raw = base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))
+            claims = json.loads(raw)
+        except (binascii.Error, ValueError, UnicodeDecodeError):
+            raise self._fail("token exchange", "the id_token's claims are not JSON") from None
+        if not isinstance(claims, dict):
+            raise self._fail("token exchange", "the id_token's claims are not a JSON object")
+        return claims
 
     def userinfo(self, url: str, access_token: str, what: str = "userinfo") -> dict[str, Any]:
         return self.object("GET", url, what, headers={"Authorization": f"Bearer {access_token}"})

@@ -20,6 +20,7 @@ from ..exceptions import (
     ForbiddenException,
     NotFoundException,
 )
+from .binding import check_nonce, new_code_verifier, new_nonce, s256_challenge, sends_nonce
 from .builders import OAuthDiscoveryError
 from .client import OAuthProviderError, ProviderClient
 from .state import consume_state, remember_state
@@ -41,6 +42,11 @@ class OAuthCallbackError(BadRequestException):
 def configured_providers() -> dict[str, OAuthProvider]:
     """``OAUTH["PROVIDERS"]`` by name, built once (a failure is retried on the next call)."""
     return named_providers("OAUTH", OAuthProvider)
+
+
+def _stored(entry: Mapping[str, Any], key: str) -> str | None:
+    value = entry.get(key)
+    return value if isinstance(value, str) and value else None
 
 
 def _printable(value: Any, limit: int = 200) -> str:
@@ -91,9 +97,22 @@ class OAuthManager:
     ) -> str:
         """Store a one-use ``state`` in the session and return the provider's
         authorization URL. ``next`` (checked again when used) is where the user goes
-        after signing in."""
+        after signing in.
+
+        With ``provider.pkce`` a fresh ``code_verifier`` is stored with the state and
+        its S256 ``code_challenge`` sent; with ``openid`` in the scope, a fresh ``nonce``
+        is stored and sent.
+        """
         provider = self.provider(provider_name)
-        state = remember_state(request, provider.name, next if isinstance(next, str) else None)
+        code_verifier = new_code_verifier() if provider.pkce else None
+        nonce = new_nonce() if sends_nonce(provider.scope) else None
+        state = remember_state(
+            request,
+            provider.name,
+            next if isinstance(next, str) else None,
+            code_verifier=code_verifier,
+            nonce=nonce,
+        )
         params = {
             **provider.authorize_params,
             "response_type": "code",
@@ -102,6 +121,11 @@ class OAuthManager:
             "scope": provider.scope,
             "state": state,
         }
+        if code_verifier is not None:
+            params["code_challenge"] = s256_challenge(code_verifier)
+            params["code_challenge_method"] = "S256"
+        if nonce is not None:
+            params["nonce"] = nonce
         parts = urlsplit(provider.authorize_url)
         query = f"{parts.query}&{urlencode(params)}" if parts.query else urlencode(params)
         return urlunsplit(parts._replace(query=query))
@@ -113,7 +137,11 @@ class OAuthManager:
         foreign, or spent: nothing is sent to the provider then); then the RFC 9207
         ``iss`` when the provider has an issuer; an ``error`` from the provider raises
         ``OAuthCallbackError`` (400); no ``code`` raises ``BadRequestException``. The code
-        is exchanged with the client secret, the userinfo endpoint is read, and
+        is exchanged with the client secret and the PKCE ``code_verifier`` stored with
+        the state (a provider that finds it does not match refuses the code: 403
+        ``oauth_invalid_grant``). When a nonce was sent and an ID token comes back, its
+        ``nonce`` must be the stored one (``ForbiddenException``
+        ``oauth_nonce_mismatch``). Then the userinfo endpoint is read, and
         ``map_userinfo`` gives the result. ``request.oauth_next`` holds the ``next``
         given to :meth:`redirect_url`.
         """
@@ -134,14 +162,21 @@ class OAuthManager:
                 _("The sign-in callback carries no authorization code."), code="oauth_code_missing"
             )
         http = ProviderClient(provider.name, self.timeout)
-        token = http.exchange_code(
+        # What the entry holds is sent as is, whatever ``provider.pkce`` says now: the
+        # code is bound to the challenge sent when this sign-in started, if any.
+        tokens = http.exchange_code(
             provider.token_url,
             code=code,
             redirect_uri=provider.redirect_uri,
             client_id=provider.client_id,
             client_secret=provider.client_secret,
             auth_method=provider.token_auth_method,
+            code_verifier=_stored(entry, "v"),
         )
+        nonce = _stored(entry, "o")
+        if nonce is not None and tokens.id_token is not None:
+            check_nonce(nonce, http.id_token_claims(tokens.id_token))
+        token = tokens.access_token
         if provider.fetch_userinfo is not None:
             userinfo = provider.fetch_userinfo(provider, token, http)
         else:

@@ -1,5 +1,10 @@
 """The one-use OAuth ``state``: kept in the session, spent once, remembered as spent.
 
+The PKCE ``code_verifier`` and the OIDC ``nonce`` of a sign-in live in the same entry.
+With the signed-cookie session that is the browser's cookie: signed, not encrypted.
+Neither needs to be secret from the browser that started the sign-in; they need to be
+out of reach of whoever else holds its code, and that party does not hold the cookie.
+
 The session alone cannot make it one-use: with the signed-cookie session the state lives
 in a cookie, and a client that kept the cookie from before the callback can present it
 again. So a spent state is also recorded in a cache (``OAUTH["STATE_CACHE"]``) until it
@@ -48,13 +53,30 @@ def _pending(session: Any, now: float) -> dict[str, dict[str, Any]]:
     }
 
 
-def remember_state(request: HttpRequest, provider_name: str, next_url: str | None) -> str:
-    """A new random state for a sign-in with ``provider_name``, stored in the session."""
+def remember_state(
+    request: HttpRequest,
+    provider_name: str,
+    next_url: str | None,
+    *,
+    code_verifier: str | None = None,
+    nonce: str | None = None,
+) -> str:
+    """A new random state for a sign-in with ``provider_name``, stored in the session.
+
+    The entry holds ``p`` (the provider), ``n`` (``next_url``), ``t`` (when it started)
+    and, when given, ``v`` (the PKCE ``code_verifier``) and ``o`` (the OIDC ``nonce``):
+    both are spent with the state, so each can serve one callback only.
+    """
     session = _session(request)
     now = time.time()
     pending = _pending(session, now)
     state = secrets.token_urlsafe(32)
-    pending[state] = {"p": provider_name, "n": next_url, "t": now}
+    entry: dict[str, Any] = {"p": provider_name, "n": next_url, "t": now}
+    if code_verifier is not None:
+        entry["v"] = code_verifier
+    if nonce is not None:
+        entry["o"] = nonce
+    pending[state] = entry
     session[SESSION_KEY] = dict(list(pending.items())[-MAX_PENDING:])
     return state
 

@@ -49,8 +49,14 @@ class OAuthProvider:
     Optional: ``issuer`` (the OIDC issuer; when set, a callback carrying an ``iss``
     parameter must name it, and with ``require_iss`` it must carry one: the mix-up
     defence), ``token_auth_method`` (``client_secret_basic`` or ``client_secret_post``),
-    ``authorize_params`` (extra query parameters) and ``fetch_userinfo`` (replaces the
-    single GET of ``userinfo_url``).
+    ``authorize_params`` (extra query parameters), ``fetch_userinfo`` (replaces the
+    single GET of ``userinfo_url``) and ``pkce``.
+
+    ``pkce`` (on by default) sends an RFC 7636 S256 ``code_challenge`` with each
+    authorization request and its ``code_verifier`` with the code: a code stolen from
+    one browser is then refused when redeemed through another browser's sign-in (code
+    injection). Turn it off only for a provider that rejects the extra parameters;
+    ``generic_oidc`` turns it off when the discovery document does not list ``S256``.
     """
 
     name: str
@@ -67,6 +73,7 @@ class OAuthProvider:
     token_auth_method: str = "client_secret_post"
     authorize_params: Mapping[str, str] = field(default_factory=dict)
     fetch_userinfo: UserinfoFetcher | None = field(default=None, repr=False)
+    pkce: bool = True
 
     def __post_init__(self) -> None:
         validate_provider_fields(
@@ -74,6 +81,9 @@ class OAuthProvider:
         )
         if not self.client_id:
             raise ValueError(f"OAuthProvider {self.name!r} has no client_id.")
+        if not isinstance(self.pkce, bool):
+            # A string "false" from an environment variable would read as on.
+            raise ValueError(f"OAuthProvider.pkce must be True or False, not {self.pkce!r}.")
         if self.token_auth_method not in ("client_secret_basic", "client_secret_post"):
             raise ValueError(
                 f"OAuthProvider.token_auth_method must be client_secret_basic or "

@@ -7,6 +7,8 @@ party under test must talk to it over HTTP exactly as it would to a real provide
 
 # Shared by __main__ (which creates the files) and settings (which reads them).
 DATA_DIR_ENV = "LOCAL_IDP_DATA_DIR"
+# "1": PKCE is optional (`--pkce-optional`); otherwise every authorization needs it.
+PKCE_OPTIONAL_ENV = "LOCAL_IDP_PKCE_OPTIONAL"
 DB_FILE = "db.sqlite3"
 SECRET_KEY_FILE = "secret-key"
 RSA_KEY_FILE = "oidc-rsa-private-key.pem"

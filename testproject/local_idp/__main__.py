@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
-from testproject.local_idp import DATA_DIR_ENV, RSA_KEY_FILE, SECRET_KEY_FILE
+from testproject.local_idp import DATA_DIR_ENV, PKCE_OPTIONAL_ENV, RSA_KEY_FILE, SECRET_KEY_FILE
 
 HOST = "127.0.0.1"
 DEFAULT_CLIENT_ID = "appframework-demo"
@@ -71,6 +71,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default=None,
         help="ENTITY_ID=ACS_URL of a SAML service provider; repeat for more "
         "(env LOCAL_IDP_SAML_SPS, space-separated)",
+    )
+    parser.add_argument(
+        "--pkce-optional",
+        action="store_true",
+        default=env.get(PKCE_OPTIONAL_ENV) == "1",
+        help="accept authorization requests without a PKCE code_challenge (by default "
+        f"every one needs it; env {PKCE_OPTIONAL_ENV}=1)",
     )
     args = parser.parse_args(argv)
     if args.saml_sps is None:
@@ -141,6 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ["DJANGO_SETTINGS_MODULE"] = "testproject.local_idp.settings"
     os.environ[DATA_DIR_ENV] = str(data_dir)
     os.environ["LOCAL_IDP_SAML_SPS"] = " ".join(args.saml_sps)
+    os.environ[PKCE_OPTIONAL_ENV] = "1" if args.pkce_optional else "0"
 
     import django
 
@@ -165,9 +173,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     base_url = f"http://{HOST}:{port}"
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     accounts = ", ".join(account.username for account in DEMO_ACCOUNTS)
+    pkce = "optional" if args.pkce_optional else "required"
     print(
         f"local-idp: issuer {base_url}/o, client {args.client_id}, redirect URIs "
-        f"{' '.join(args.redirect_uris)}; accounts {accounts} (password {PASSWORD!r})",
+        f"{' '.join(args.redirect_uris)}, PKCE {pkce}; accounts {accounts} "
+        f"(password {PASSWORD!r})",
         file=sys.stderr,
         flush=True,
     )

@@ -14,7 +14,13 @@ from pathlib import Path
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from django.core.exceptions import ImproperlyConfigured
 
-from testproject.local_idp import DATA_DIR_ENV, DB_FILE, RSA_KEY_FILE, SECRET_KEY_FILE
+from testproject.local_idp import (
+    DATA_DIR_ENV,
+    DB_FILE,
+    PKCE_OPTIONAL_ENV,
+    RSA_KEY_FILE,
+    SECRET_KEY_FILE,
+)
 
 
 def _data_dir() -> Path:
@@ -121,9 +127,14 @@ LOGIN_REDIRECT_URL = "/accounts/login/"
 OAUTH2_PROVIDER = {
     "OIDC_ENABLED": True,
     "OIDC_RSA_PRIVATE_KEY": _read(DATA_DIR / RSA_KEY_FILE),
-    # The clients are confidential (they authenticate with their secret at the token
-    # endpoint); DOT 3 requires PKCE of every client by default.
-    "PKCE_REQUIRED": False,
+    # PKCE of every client, confidential ones too: the client secret proves who redeems
+    # a code, not that the code belongs to the sign-in it is redeemed for (code
+    # injection). `--pkce-optional` serves the tests that show what a client without
+    # PKCE is exposed to.
+    "PKCE_REQUIRED": os.environ.get(PKCE_OPTIONAL_ENV) != "1",
+    # S256 only: "plain" sends the verifier itself through the browser. Discovery then
+    # lists S256 alone.
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
     "SCOPES": {
         "openid": "Sign you in (OpenID Connect)",
         "email": "Your email address and whether it is verified",

@@ -20,7 +20,7 @@ from django.conf import settings
 from django.test import Client, override_settings
 
 from appframework.oauth import OAuthProvider, generic_oidc
-from appframework.oauth.client import ProviderClient
+from appframework.oauth.client import ProviderClient, TokenResponse
 from appframework.oauth.models import OAuthIdentity
 from tests.oauth.peer import PASSWORD, VERIFIED_USER, LocalIdp, ProviderBrowser, start_local_idp
 
@@ -63,6 +63,21 @@ def local_idp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalIdp]:
 
 
 @pytest.fixture(scope="session")
+def pkce_optional_idp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalIdp]:
+    """A second local provider that accepts authorization requests without PKCE, as
+    providers that predate it do: what a client sending none is exposed to shows there."""
+    idp = start_local_idp(
+        tmp_path_factory.mktemp("oauth-pkce-optional-idp"),
+        [REDIRECT_URI, OTHER_REDIRECT_URI],
+        pkce_optional=True,
+    )
+    try:
+        yield idp
+    finally:
+        idp.stop()
+
+
+@pytest.fixture(scope="session")
 def local_provider(local_idp: LocalIdp) -> OAuthProvider:
     """``generic_oidc("local", ...)`` configured by discovery from the running provider."""
     return generic_oidc(
@@ -84,11 +99,12 @@ def oauth_local(local_provider: OAuthProvider) -> Iterator[OAuthProvider]:
 @pytest.fixture
 def exchange_calls(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     """Every call of ``ProviderClient.exchange_code`` (the request to the token
-    endpoint), recorded; the real method still runs."""
+    endpoint), recorded with its arguments (``code``, ``code_verifier``, ...); the real
+    method still runs."""
     calls: list[dict[str, Any]] = []
     original = ProviderClient.exchange_code
 
-    def spy(self: ProviderClient, token_url: str, **kwargs: Any) -> str:
+    def spy(self: ProviderClient, token_url: str, **kwargs: Any) -> TokenResponse:
         calls.append({"token_url": token_url, **kwargs})
         return original(self, token_url, **kwargs)
 

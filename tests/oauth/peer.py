@@ -9,6 +9,8 @@ No fixtures here: the conftest that needs a provider wraps ``start_local_idp``.
 from __future__ import annotations
 
 import atexit
+import base64
+import hashlib
 import os
 import re
 import subprocess
@@ -38,6 +40,14 @@ START_TIMEOUT = 60.0
 _READY = re.compile(r"^local-idp ready (http://127\.0\.0\.1:\d+)$", re.MULTILINE)
 
 
+def pkce_challenge(code_verifier: str) -> dict[str, str]:
+    """The authorization request's PKCE parameters for ``code_verifier`` (S256), computed
+    here rather than by the client under test."""
+    digest = hashlib.sha256(code_verifier.encode("ascii")).digest()
+    challenge = base64.urlsafe_b64encode(digest).decode("ascii").rstrip("=")
+    return {"code_challenge": challenge, "code_challenge_method": "S256"}
+
+
 @dataclass
 class LocalIdp:
     base_url: str  # http://127.0.0.1:PORT
@@ -55,9 +65,11 @@ class LocalIdp:
         *,
         scope: str = "openid email profile",
         nonce: str | None = None,
+        code_verifier: str | None = None,
         **extra: str,
     ) -> str:
-        """An authorization request for this provider's client, as a relying party sends it."""
+        """An authorization request for this provider's client, as a relying party sends it
+        (with the S256 challenge of ``code_verifier`` when given)."""
         params = {
             "response_type": "code",
             "client_id": self.client_id,
@@ -65,6 +77,7 @@ class LocalIdp:
             "scope": scope,
             "state": state,
             **({"nonce": nonce} if nonce is not None else {}),
+            **(pkce_challenge(code_verifier) if code_verifier is not None else {}),
             **extra,
         }
         return f"{self.issuer}/authorize/?{urlencode(params)}"
@@ -83,8 +96,14 @@ def start_local_idp(
     redirect_uris: Sequence[str],
     client_id: str = DEFAULT_CLIENT_ID,
     client_secret: str = DEFAULT_CLIENT_SECRET,
+    *,
+    pkce_optional: bool = False,
 ) -> LocalIdp:
     """Start ``python -m testproject.local_idp --port 0`` and wait for its ready line.
+
+    The provider requires PKCE (S256) of every authorization request, as a provider
+    following current advice does; ``pkce_optional`` starts one that accepts requests
+    without it, to show what a client that sends none is exposed to.
 
     Its output goes to ``data_dir/local-idp.log``, a file rather than a pipe: nobody reads
     a pipe once the provider is up, and a full pipe would block its request log and so
@@ -99,10 +118,17 @@ def start_local_idp(
     command += ["--client-secret", client_secret]
     for uri in redirect_uris:
         command += ["--redirect-uri", uri]
+    if pkce_optional:
+        command.append("--pkce-optional")
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     # pytest-django set the tests' settings here; the provider picks its own, and the
     # demo's variables must not leak into it either.
-    for name in ("DJANGO_SETTINGS_MODULE", "LOCAL_IDP_DATA_DIR", "LOCAL_IDP_REDIRECT_URIS"):
+    for name in (
+        "DJANGO_SETTINGS_MODULE",
+        "LOCAL_IDP_DATA_DIR",
+        "LOCAL_IDP_REDIRECT_URIS",
+        "LOCAL_IDP_PKCE_OPTIONAL",
+    ):
         env.pop(name, None)
     with log_path.open("wb") as log:
         process = subprocess.Popen(

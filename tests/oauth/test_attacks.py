@@ -1,10 +1,11 @@
 """The attacks on an OAuth login, one test (or one parametrized test) each, named for it.
 
 O1 login CSRF, O2 replay, O3 unverified email, O4 the identity key, O5 open redirect,
-O6 mix-up, O10 redirect_uri from the Host header, O11 client authentication, O13
-disabled accounts. O12 (the provider's ``error=``) is in test_state.py. O7, O8 and O9
-(PKCE, id_token checks) do not apply: confidential clients, identity from userinfo
-(docs/oauth.md, "What is not done, on purpose").
+O6 mix-up, O7 authorization-code injection (PKCE), O8 code injection caught by the
+OIDC nonce, O10 redirect_uri from the Host header, O11 client authentication, O13
+disabled accounts. O12 (the provider's ``error=``) is in test_state.py. O9 (the rest of
+the id_token checks: signature, ``aud``, ``sub``) does not apply: identity comes from
+userinfo (docs/oauth.md, "What is not done, on purpose").
 
 The provider is real (tests/oauth/peer.py); ``exchange_calls`` records each request to
 its token endpoint, to show that refused callbacks never reach it.
@@ -24,9 +25,11 @@ from django.test import Client, RequestFactory, override_settings
 
 from appframework.auth.sso import finish_sso_login
 from appframework.oauth import OAuthProvider, generic_oidc
+from appframework.oauth import manager as manager_module
 from appframework.oauth.builders import map_oidc_userinfo
 from appframework.oauth.client import _basic_auth
 from appframework.oauth.models import OAuthIdentity
+from appframework.oauth.state import SESSION_KEY
 from testproject.blog.models import User
 from tests.oauth.conftest import (
     JSON,
@@ -45,7 +48,13 @@ from tests.oauth.conftest import (
     start,
     with_query,
 )
-from tests.oauth.peer import NO_EMAIL_USER, UNVERIFIED_USER, VERIFIED_USER, start_local_idp
+from tests.oauth.peer import (
+    NO_EMAIL_USER,
+    UNVERIFIED_USER,
+    VERIFIED_USER,
+    LocalIdp,
+    start_local_idp,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -397,6 +406,133 @@ def test_o6_mix_up_without_require_iss_a_missing_iss_passes_but_a_wrong_one_does
     assert missing.status_code == 302
     assert wrong.status_code == 403
     assert problem(wrong)["code"] == "oauth_issuer_mismatch"
+
+
+# -- O7 authorization-code injection ---------------------------------------------------------------
+# The victim signs in at the provider; the callback URL, with its unredeemed code, leaks
+# to the attacker (a log, a Referer, a proxy) before the victim's browser loads it. The
+# attacker starts a sign-in in their own browser and loads the callback with the
+# victim's code and their own, valid state.
+@dataclasses.dataclass
+class Injection:
+    response: Any  # the attacker's callback response
+    stolen: str  # the victim's callback URL
+    attacker_verifier: str | None  # what the attacker's sign-in stored
+
+
+def inject_stolen_code(victim: Client, attacker: Client) -> Injection:
+    stolen = provider_callback(victim)  # the victim's code, not redeemed
+    attacker_state = query_of(start(attacker))["state"]
+    verifier = attacker.session[SESSION_KEY][attacker_state].get("v")
+    response = attacker.get(local_path(with_query(stolen, state=attacker_state)), **JSON)
+    return Injection(response, stolen, verifier)
+
+
+@pytest.fixture
+def pkce_optional_provider(pkce_optional_idp: LocalIdp) -> OAuthProvider:
+    """ "local" at the provider that accepts authorization requests without PKCE."""
+    return generic_oidc(
+        "local",
+        pkce_optional_idp.client_id,
+        pkce_optional_idp.client_secret,
+        redirect_uri=REDIRECT_URI,
+        issuer=pkce_optional_idp.issuer,
+    )
+
+
+def test_o7_code_injection_the_victims_code_redeemed_with_the_attackers_verifier_is_refused(
+    oauth_local: OAuthProvider, exchange_calls: list[dict[str, Any]]
+) -> None:
+    assert oauth_local.pkce is True  # from discovery: the provider lists S256
+    victim, attacker = Client(), Client()
+
+    attack = inject_stolen_code(victim, attacker)
+
+    # The provider refuses the code for the attacker's verifier.
+    assert attack.response.status_code == 403
+    assert problem(attack.response)["code"] == "oauth_invalid_grant"
+    assert session_user_id(attacker) is None
+    assert signed_in_email(attacker) is None
+    assert identities() == []
+    assert User.objects.count() == 0
+    (call,) = exchange_calls
+    stolen = attack.stolen
+    assert call["code"] == query_of(stolen)["code"]
+    assert call["code_verifier"] == attack.attacker_verifier
+    assert attack.attacker_verifier != victim.session[SESSION_KEY][query_of(stolen)["state"]]["v"]
+    # The code was live and only the verifier was wrong: the victim's own browser,
+    # which holds the verifier, still signs in with it.
+    assert victim.get(local_path(stolen), **JSON).status_code == 302
+    assert signed_in_email(victim) == ALICE
+    assert session_user_id(attacker) is None
+
+
+def test_o7_code_injection_as_a_browser_sees_it_is_a_403_page(
+    oauth_local: OAuthProvider,
+) -> None:
+    victim, attacker = Client(), Client()
+    stolen = provider_callback(victim)
+    attacker_state = query_of(start(attacker))["state"]
+
+    response = attacker.get(
+        local_path(with_query(stolen, state=attacker_state)),
+        HTTP_ACCEPT="text/html,application/xhtml+xml",
+    )
+
+    assert response.status_code == 403
+    assert response["Content-Type"].startswith("text/html")
+    assert signed_in_email(attacker) is None
+
+
+def test_o7_code_injection_is_refused_at_a_provider_where_pkce_is_optional(
+    pkce_optional_provider: OAuthProvider, exchange_calls: list[dict[str, Any]]
+) -> None:
+    # Sending a challenge is what makes the provider check the verifier.
+    assert pkce_optional_provider.pkce is True
+    with oauth_settings([pkce_optional_provider]):
+        attack = inject_stolen_code(Client(), attacker := Client())
+
+    assert attack.response.status_code == 403
+    assert problem(attack.response)["code"] == "oauth_invalid_grant"
+    assert session_user_id(attacker) is None
+    assert User.objects.count() == 0
+    assert len(exchange_calls) == 1
+
+
+def test_o7_control_without_pkce_or_nonce_the_injected_code_signs_the_attacker_in_as_the_victim(
+    pkce_optional_provider: OAuthProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The client as it was before PKCE and the nonce, at a provider that does not insist
+    # on PKCE: the attack works. This is what the two tests around it are refused for.
+    monkeypatch.setattr(manager_module, "sends_nonce", lambda scope: False)
+    provider = dataclasses.replace(pkce_optional_provider, pkce=False)
+    with oauth_settings([provider]):
+        attack = inject_stolen_code(Client(), attacker := Client())
+
+    assert attack.attacker_verifier is None
+    assert attack.response.status_code == 302, attack.response.content
+    assert signed_in_email(attacker) == ALICE
+    assert identities() == [("local", "alice", User.objects.get(email=ALICE).pk)]
+
+
+# -- O8 code injection caught by the nonce --------------------------------------------------------
+def test_o8_code_injection_without_pkce_is_refused_by_the_id_token_nonce(
+    pkce_optional_provider: OAuthProvider, exchange_calls: list[dict[str, Any]]
+) -> None:
+    # PKCE off (a provider that does not support it): the code is redeemed, but the
+    # ID token issued for it carries the victim's nonce, not the one this sign-in sent.
+    provider = dataclasses.replace(pkce_optional_provider, pkce=False)
+    with oauth_settings([provider]):
+        attack = inject_stolen_code(Client(), attacker := Client())
+
+    assert attack.response.status_code == 403
+    assert problem(attack.response)["code"] == "oauth_nonce_mismatch"
+    assert session_user_id(attacker) is None
+    assert signed_in_email(attacker) is None
+    assert identities() == []
+    assert User.objects.count() == 0
+    (call,) = exchange_calls
+    assert call["code_verifier"] is None
 
 
 # -- O10 redirect_uri ---------------------------------------------------------------------------

@@ -13,6 +13,9 @@ error), so a client that sent the wrong request fails these tests.
 
 from __future__ import annotations
 
+import base64
+import copy
+import hashlib
 import io
 import json
 from collections.abc import Callable, Iterator, Mapping
@@ -45,6 +48,7 @@ from appframework.oauth.builders import (
     map_microsoft_userinfo,
     map_oidc_userinfo,
 )
+from appframework.oauth.state import SESSION_KEY
 from tests.oauth.conftest import query_of
 
 RECORDED = Path(__file__).parent / "recorded"
@@ -159,6 +163,8 @@ def test_generic_oidc_without_issuer_needs_the_three_urls() -> None:
         ("token_url", "ftp://idp.example/token", "absolute http"),
         ("redirect_uri", "/auth/x/callback", "absolute http"),
         ("token_auth_method", "private_key_jwt", "client_secret_basic or client_secret_post"),
+        # A string from an environment variable: "false" would read as on.
+        ("pkce", "false", "pkce must be True or False"),
     ],
 )
 def test_a_provider_with_a_bad_field_is_a_value_error(field: str, value: str, message: str) -> None:
@@ -334,6 +340,9 @@ class RecordedAdapter(requests.adapters.BaseAdapter):
         super().__init__()
         self.routes: dict[tuple[str, str], Route] = {}
         self.sent: list[requests.PreparedRequest] = []
+        # The parameters of the authorization request the user's browser took to the
+        # provider: the provider binds the code to its code_challenge and nonce.
+        self.authorization: dict[str, str] = {}
 
     def send(
         self,
@@ -401,10 +410,35 @@ def form(request: requests.PreparedRequest) -> dict[str, str]:
     return {k: v[0] for k, v in parse_qs(text).items()}
 
 
-def token_route(provider: OAuthProvider, name: str, *, form_by_default: bool = False) -> Route:
+def s256(verifier: str) -> str:
+    digest = hashlib.sha256(verifier.encode("ascii")).digest()
+    return base64.urlsafe_b64encode(digest).decode("ascii").rstrip("=")
+
+
+def with_nonce(id_token: str, nonce: str) -> str:
+    """The recorded ID token with the ``nonce`` claim the provider copies from the
+    authorization request (its signature is left as recorded: the client does not check
+    it)."""
+    header, payload, signature = id_token.split(".")
+    claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    claims["nonce"] = nonce
+    encoded = base64.urlsafe_b64encode(json.dumps(claims).encode()).decode().rstrip("=")
+    return f"{header}.{encoded}.{signature}"
+
+
+def token_route(
+    adapter: RecordedAdapter,
+    provider: OAuthProvider,
+    name: str,
+    *,
+    form_by_default: bool = False,
+    echo_nonce: bool = True,
+) -> Route:
     """The token endpoint: the recorded answer for the expected request, else the OAuth
-    error the provider would give. ``form_by_default``: GitHub answers form-encoded
-    unless JSON is asked for in Accept."""
+    error the provider would give. The code was issued for ``adapter.authorization``: its
+    S256 ``code_challenge`` needs the matching ``code_verifier``, and the ID token
+    carries its ``nonce`` (unless ``echo_nonce`` is False). ``form_by_default``: GitHub
+    answers form-encoded unless JSON is asked for in Accept."""
 
     def answer(request: requests.PreparedRequest) -> Recording:
         data = form(request)
@@ -414,7 +448,19 @@ def token_route(provider: OAuthProvider, name: str, *, form_by_default: bool = F
             return oauth_error(400, "unsupported_grant_type")
         if data.get("code") != CODE or data.get("redirect_uri") != provider.redirect_uri:
             return oauth_error(400, "invalid_grant")
-        response = recorded(name)
+        challenge = adapter.authorization.get("code_challenge")
+        if challenge is not None:
+            verifier = data.get("code_verifier")
+            if verifier is None:
+                return oauth_error(400, "invalid_request")
+            if adapter.authorization.get("code_challenge_method") != "S256":
+                return oauth_error(400, "invalid_request")
+            if s256(verifier) != challenge:
+                return oauth_error(400, "invalid_grant")
+        response = copy.deepcopy(recorded(name))
+        nonce = adapter.authorization.get("nonce")
+        if echo_nonce and nonce is not None and "id_token" in response["body"]:
+            response["body"]["id_token"] = with_nonce(response["body"]["id_token"], nonce)
         if form_by_default and "application/json" not in request.headers.get("Accept", ""):
             return {
                 "status": 200,
@@ -438,8 +484,15 @@ def bearer_route(token_file: str, name: str) -> Route:
     return answer
 
 
-def sign_in_with(provider: OAuthProvider, **callback: str) -> OAuthUser:
-    """redirect_url, then handle_callback with the recorded code, on one session."""
+def sign_in_with(
+    provider: OAuthProvider,
+    adapter: RecordedAdapter,
+    between: Callable[[dict[str, Any]], None] | None = None,
+    **callback: str,
+) -> OAuthUser:
+    """redirect_url, then handle_callback with the recorded code, on one session (the
+    adapter learns the authorization request; ``between`` may change the state's stored
+    entry before the callback)."""
     manager = OAuthManager([provider], timeout=5)
     factory = RequestFactory()
     session = SessionStore()
@@ -451,6 +504,9 @@ def sign_in_with(provider: OAuthProvider, **callback: str) -> OAuthUser:
     assert params["client_id"] == CLIENT_ID
     assert params["redirect_uri"] == provider.redirect_uri
     assert params["scope"] == provider.scope
+    adapter.authorization = params
+    if between is not None:
+        between(session[SESSION_KEY][params["state"]])
     finish = factory.get(
         f"/auth/{provider.name}/callback", {"code": CODE, "state": params["state"], **callback}
     )
@@ -463,11 +519,11 @@ def sign_in_with(provider: OAuthProvider, **callback: str) -> OAuthUser:
 def test_google_end_to_end_from_recorded_answers(hosted: RecordedAdapter) -> None:
     provider = google(CLIENT_ID, CLIENT_SECRET, "https://app.example/auth/google/callback")
     hosted.routes = {
-        ("POST", provider.token_url): token_route(provider, "google_token"),
+        ("POST", provider.token_url): token_route(hosted, provider, "google_token"),
         ("GET", provider.userinfo_url): bearer_route("google_token", "google_userinfo"),
     }
 
-    user = sign_in_with(provider, iss="https://accounts.google.com")
+    user = sign_in_with(provider, hosted, iss="https://accounts.google.com")
 
     assert user.provider == "google"
     assert user.provider_user_id == "110248495921238986420"
@@ -486,7 +542,7 @@ def test_google_end_to_end_refuses_a_callback_from_another_issuer(hosted: Record
     provider = google(CLIENT_ID, CLIENT_SECRET, "https://app.example/auth/google/callback")
 
     with pytest.raises(ForbiddenException) as raised:
-        sign_in_with(provider, iss="https://login.microsoftonline.com/common/v2.0")
+        sign_in_with(provider, hosted, iss="https://login.microsoftonline.com/common/v2.0")
 
     assert raised.value.code == "oauth_issuer_mismatch"
     assert hosted.sent == []
@@ -502,12 +558,14 @@ def test_github_end_to_end_from_recorded_answers(
 ) -> None:
     provider = github(CLIENT_ID, CLIENT_SECRET, "https://app.example/auth/github/callback")
     hosted.routes = {
-        ("POST", provider.token_url): token_route(provider, "github_token", form_by_default=True),
+        ("POST", provider.token_url): token_route(
+            hosted, provider, "github_token", form_by_default=True
+        ),
         ("GET", provider.userinfo_url): bearer_route("github_token", user_file),
         ("GET", GITHUB_EMAILS_URL): bearer_route("github_token", emails_file),
     }
 
-    user = sign_in_with(provider)
+    user = sign_in_with(provider, hosted)
 
     assert user.provider == "github"
     assert user.provider_user_id == "583231"
@@ -530,11 +588,11 @@ def test_microsoft_end_to_end_from_recorded_answers(hosted: RecordedAdapter, ten
         CLIENT_ID, CLIENT_SECRET, "https://app.example/auth/microsoft/callback", tenant=tenant
     )
     hosted.routes = {
-        ("POST", provider.token_url): token_route(provider, "microsoft_token"),
+        ("POST", provider.token_url): token_route(hosted, provider, "microsoft_token"),
         ("GET", provider.userinfo_url): bearer_route("microsoft_token", "microsoft_me"),
     }
 
-    user = sign_in_with(provider)
+    user = sign_in_with(provider, hosted)
 
     assert user.provider == "microsoft"
     assert user.provider_user_id == "87d349ed-44d7-43e1-9a83-5f2406dee5bd"
@@ -548,7 +606,99 @@ def test_the_recorded_provider_refuses_a_wrong_client_secret(hosted: RecordedAda
     # The adapter's checks can fail a client: the positive controls above pass because
     # the client sent the right request.
     provider = google(CLIENT_ID, "wrong-secret", "https://app.example/auth/google/callback")
-    hosted.routes = {("POST", provider.token_url): token_route(provider, "google_token")}
+    hosted.routes = {("POST", provider.token_url): token_route(hosted, provider, "google_token")}
 
     with pytest.raises(OAuthProviderError, match=r"HTTP 401 \(invalid_client\)"):
-        sign_in_with(provider)
+        sign_in_with(provider, hosted)
+
+
+# -- PKCE and the nonce at the hosted providers ----------------------------------------------------
+BUILDERS = {
+    "google": (google, True),
+    "github": (github, False),  # OAuth 2.0 only: no openid scope, so no nonce
+    "microsoft": (microsoft, True),
+}
+
+
+@pytest.mark.parametrize(("builder", "nonce"), BUILDERS.values(), ids=BUILDERS)
+def test_the_hosted_builders_send_an_s256_challenge_and_a_nonce_with_openid(
+    builder: Callable[..., OAuthProvider], nonce: bool
+) -> None:
+    provider = builder(CLIENT_ID, CLIENT_SECRET, "https://app.example/auth/x/callback")
+    request = RequestFactory().get("/auth/x/redirect")
+    request.session = SessionStore()
+
+    params = query_of(OAuthManager([provider]).redirect_url(request, provider.name))
+
+    assert provider.pkce is True
+    entry = request.session[SESSION_KEY][params["state"]]
+    assert params["code_challenge_method"] == "S256"
+    assert params["code_challenge"] == s256(entry["v"])
+    assert ("nonce" in params) is nonce
+    assert entry.get("o") == params.get("nonce")
+
+
+@pytest.mark.parametrize("name", ["google", "github", "microsoft"])
+def test_the_hosted_token_request_carries_the_verifier_of_the_challenge(
+    hosted: RecordedAdapter, name: str
+) -> None:
+    builder, _nonce = BUILDERS[name]
+    provider = builder(CLIENT_ID, CLIENT_SECRET, f"https://app.example/auth/{name}/callback")
+    token_file = f"{name}_token"
+    hosted.routes = {
+        ("POST", provider.token_url): token_route(
+            hosted, provider, token_file, form_by_default=name == "github"
+        ),
+        ("GET", provider.userinfo_url): bearer_route(
+            token_file,
+            {"google": "google_userinfo", "microsoft": "microsoft_me"}.get(name, "github_user"),
+        ),
+        ("GET", GITHUB_EMAILS_URL): bearer_route(token_file, "github_emails"),
+    }
+
+    callback = {"iss": "https://accounts.google.com"} if name == "google" else {}
+    user = sign_in_with(provider, hosted, **callback)
+
+    assert user.provider == name
+    token_request = hosted.sent[0]
+    assert token_request.url == provider.token_url
+    assert s256(form(token_request)["code_verifier"]) == hosted.authorization["code_challenge"]
+
+
+def test_the_recorded_provider_refuses_a_verifier_that_does_not_match_the_challenge(
+    hosted: RecordedAdapter,
+) -> None:
+    # The adapter's PKCE check can fail a client: the sign-ins above pass because the
+    # verifier sent was the one whose challenge the authorization request carried.
+    provider = google(CLIENT_ID, CLIENT_SECRET, "https://app.example/auth/google/callback")
+    hosted.routes = {("POST", provider.token_url): token_route(hosted, provider, "google_token")}
+
+    def another_verifier(entry: dict[str, Any]) -> None:
+        entry["v"] = "another-sign-in-s-verifier-0123456789abcdefghijk"
+
+    with pytest.raises(ForbiddenException) as raised:
+        sign_in_with(provider, hosted, another_verifier, iss="https://accounts.google.com")
+
+    assert raised.value.code == "oauth_invalid_grant"
+    assert [r.url for r in hosted.sent] == [provider.token_url]
+
+
+@pytest.mark.parametrize("name", ["google", "microsoft"])
+def test_a_hosted_id_token_without_this_sign_in_s_nonce_is_refused(
+    hosted: RecordedAdapter, name: str
+) -> None:
+    builder, _nonce = BUILDERS[name]
+    provider = builder(CLIENT_ID, CLIENT_SECRET, f"https://app.example/auth/{name}/callback")
+    # The recorded ID tokens as they are: no nonce claim.
+    hosted.routes = {
+        ("POST", provider.token_url): token_route(
+            hosted, provider, f"{name}_token", echo_nonce=False
+        ),
+    }
+
+    callback = {"iss": "https://accounts.google.com"} if name == "google" else {}
+    with pytest.raises(ForbiddenException) as raised:
+        sign_in_with(provider, hosted, **callback)
+
+    assert raised.value.code == "oauth_nonce_mismatch"
+    assert [r.url for r in hosted.sent] == [provider.token_url]  # no userinfo call

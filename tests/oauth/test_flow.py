@@ -9,8 +9,11 @@ provider's userinfo endpoint.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
-from collections.abc import Iterator
+import hashlib
+import string
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -21,6 +24,7 @@ from appframework.events import user_registered
 from appframework.oauth import OAuthProvider
 from appframework.oauth.models import OAuthIdentity
 from appframework.oauth.state import SESSION_KEY
+from appframework.security.tokens import session_cookie_name
 from testproject.blog.models import User
 from tests.oauth.conftest import (
     REDIRECT_URI,
@@ -55,14 +59,16 @@ def registrations() -> Iterator[list[Any]]:
         user_registered.disconnect(dispatch_uid="tests.oauth.registrations")
 
 
-@pytest.fixture
-def token_requests(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
-    """What each POST to a token endpoint carried on the wire (the real request is sent)."""
+def _record_requests(
+    monkeypatch: pytest.MonkeyPatch, keep: Callable[[str, str], bool]
+) -> list[dict[str, Any]]:
+    """What each request ``keep(method, url)`` selects carried on the wire (the real
+    request is sent)."""
     seen: list[dict[str, Any]] = []
     original = requests.Session.request
 
     def spy(self: requests.Session, method: str, url: str, **kwargs: Any) -> Any:
-        if method == "POST" and url.endswith("/token/"):
+        if keep(method, url):
             seen.append(
                 {"url": url, "data": dict(kwargs.get("data") or {}), "auth": kwargs.get("auth")}
             )
@@ -70,6 +76,18 @@ def token_requests(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
 
     monkeypatch.setattr(requests.Session, "request", spy)
     return seen
+
+
+@pytest.fixture
+def token_requests(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """What each POST to a token endpoint carried on the wire."""
+    return _record_requests(monkeypatch, lambda m, url: m == "POST" and url.endswith("/token/"))
+
+
+@pytest.fixture
+def userinfo_requests(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """Each GET of a userinfo endpoint."""
+    return _record_requests(monkeypatch, lambda m, url: m == "GET" and url.endswith("/userinfo/"))
 
 
 def test_redirect_sends_the_browser_to_the_provider_with_the_authorization_request(
@@ -84,15 +102,135 @@ def test_redirect_sends_the_browser_to_the_provider_with_the_authorization_reque
     assert location.startswith(oauth_local.authorize_url + "?")
     params = query_of(location)
     state = params.pop("state")
+    challenge = params.pop("code_challenge")
+    nonce = params.pop("nonce")
     assert params == {
         "response_type": "code",
         "client_id": oauth_local.client_id,
         "redirect_uri": REDIRECT_URI,
         "scope": "openid email profile",
+        "code_challenge_method": "S256",
     }
     assert len(state) >= 43  # 32 random bytes, base64url
-    assert client.session[SESSION_KEY][state]["n"] == "/posts"
+    entry = client.session[SESSION_KEY][state]
+    assert entry["n"] == "/posts"
+    # The verifier stays here; only its S256 hash goes through the browser.
+    assert challenge == s256(entry["v"])
+    assert entry["v"] not in location
+    assert entry["o"] == nonce
     assert "no-cache" in response["Cache-Control"]
+
+
+def s256(verifier: str) -> str:
+    """RFC 7636 S256, computed here rather than by the code under test."""
+    digest = hashlib.sha256(verifier.encode("ascii")).digest()
+    return base64.urlsafe_b64encode(digest).decode("ascii").rstrip("=")
+
+
+VERIFIER_CHARACTERS = set(string.ascii_letters + string.digits + "-._~")
+
+
+def test_each_authorization_request_has_a_fresh_high_entropy_verifier_and_nonce(
+    oauth_local: OAuthProvider,
+) -> None:
+    client = Client()
+    urls = [start(client) for _ in range(3)]
+    entries = [client.session[SESSION_KEY][query_of(url)["state"]] for url in urls]
+
+    verifiers = [entry["v"] for entry in entries]
+    nonces = [query_of(url)["nonce"] for url in urls]
+    assert len(set(verifiers)) == 3
+    assert len(set(nonces)) == 3
+    assert len({query_of(url)["code_challenge"] for url in urls}) == 3
+    for verifier in verifiers:
+        # RFC 7636: 43 to 128 unreserved characters; 32 random bytes give 43.
+        assert 43 <= len(verifier) <= 128
+        assert set(verifier) <= VERIFIER_CHARACTERS
+    assert all(len(nonce) >= 43 for nonce in nonces)
+    # A second browser gets its own.
+    other = query_of(start(Client()))
+    assert other["code_challenge"] not in {query_of(url)["code_challenge"] for url in urls}
+
+
+def test_the_token_request_carries_the_verifier_stored_with_the_state(
+    oauth_local: OAuthProvider, token_requests: list[dict[str, Any]]
+) -> None:
+    client = Client()
+    authorize_url = start(client)
+    state = query_of(authorize_url)["state"]
+    verifier = client.session[SESSION_KEY][state]["v"]
+    callback = authorize_at_provider(authorize_url)
+
+    response = client.get(local_path(callback))
+
+    assert response.status_code == 302, response.content
+    (sent,) = token_requests
+    assert sent["data"]["code_verifier"] == verifier
+    assert sent["data"]["code"] == query_of(callback)["code"]
+    # Spent with the state: the verifier cannot serve a second callback.
+    assert state not in client.session[SESSION_KEY]
+
+
+def test_a_scope_without_openid_sends_no_nonce(local_provider: OAuthProvider) -> None:
+    provider = dataclasses.replace(local_provider, scope="email profile")
+    client = Client()
+    with oauth_settings([provider]):
+        params = query_of(start(client))
+
+    assert "nonce" not in params
+    assert "o" not in client.session[SESSION_KEY][params["state"]]
+    assert params["code_challenge_method"] == "S256"  # PKCE is not tied to OIDC
+
+
+def test_with_pkce_off_no_challenge_is_sent_and_the_provider_that_requires_it_refuses(
+    local_provider: OAuthProvider, token_requests: list[dict[str, Any]]
+) -> None:
+    # DOT leaves `iss` out of its error redirects: with require_iss the callback would
+    # be refused by the issuer check before its `error` is read.
+    provider = dataclasses.replace(local_provider, pkce=False, require_iss=False)
+    client = Client()
+    with oauth_settings([provider]):
+        authorize_url = start(client)
+        params = query_of(authorize_url)
+        assert "code_challenge" not in params and "code_challenge_method" not in params
+        assert "v" not in client.session[SESSION_KEY][params["state"]]
+        callback = authorize_at_provider(authorize_url)
+        response = client.get(local_path(callback), HTTP_ACCEPT="application/json")
+
+    # The local provider requires PKCE: it sends the browser back with an error.
+    assert query_of(callback)["error"] == "invalid_request"
+    assert response.status_code == 400
+    assert response.json()["code"] == "oauth_error"
+    assert "Code challenge required." in response.json()["detail"]
+    assert session_user_id(client) is None
+    assert token_requests == []
+
+
+def test_the_nonce_the_provider_puts_in_the_id_token_must_be_the_one_stored(
+    oauth_local: OAuthProvider,
+    token_requests: list[dict[str, Any]],
+    userinfo_requests: list[dict[str, Any]],
+) -> None:
+    # The browser's session says this sign-in sent another nonce than the provider
+    # received: the ID token for this code is then not this sign-in's.
+    client = Client()
+    authorize_url = start(client)
+    state = query_of(authorize_url)["state"]
+    callback = authorize_at_provider(authorize_url)
+    session = client.session
+    session[SESSION_KEY][state]["o"] = "a-nonce-the-provider-never-saw"
+    session.save()
+    client.cookies[session_cookie_name()] = session.session_key or ""
+    assert client.session[SESSION_KEY][state]["o"] == "a-nonce-the-provider-never-saw"
+
+    response = client.get(local_path(callback), HTTP_ACCEPT="application/json")
+
+    assert response.status_code == 403
+    assert response.json()["code"] == "oauth_nonce_mismatch"
+    assert session_user_id(client) is None
+    assert len(token_requests) == 1  # the code was exchanged, and its ID token read
+    assert userinfo_requests == []  # nothing more is asked of the provider
+    assert User.objects.count() == 0
 
 
 def test_first_sign_in_creates_the_user_links_the_identity_and_signs_in(
@@ -191,9 +329,10 @@ def test_discovery_configures_the_provider_from_the_issuer(local_provider: OAuth
     assert local_provider.authorize_url == f"{issuer}/authorize/"
     assert local_provider.token_url == f"{issuer}/token/"
     assert local_provider.userinfo_url == f"{issuer}/userinfo/"
-    # The provider advertises RFC 9207 and client_secret_basic.
+    # The provider advertises RFC 9207, client_secret_basic and S256.
     assert local_provider.require_iss is True
     assert local_provider.token_auth_method == "client_secret_basic"
+    assert local_provider.pkce is True
 
 
 def test_the_callback_carries_code_state_and_the_issuer(oauth_local: OAuthProvider) -> None:

@@ -8,7 +8,6 @@ methods, userinfo claims, and the errors a client must handle).
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import secrets
 from collections.abc import Iterator
@@ -43,15 +42,27 @@ def idp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalIdp]:
         provider.stop()
 
 
-def _callback(
-    idp: LocalIdp, username: str, nonce: str | None = None, **extra: str
-) -> tuple[str, str]:
-    """Sign ``username`` in through a fresh browser; the callback's (code, state)."""
+# The PKCE verifier of every authorization request here unless a test says otherwise
+# (the provider requires one).
+VERIFIER = secrets.token_urlsafe(48)
+
+
+def _callback_query(
+    idp: LocalIdp,
+    username: str,
+    nonce: str | None = None,
+    code_verifier: str | None = VERIFIER,
+    **extra: str,
+) -> tuple[dict[str, list[str]], str]:
+    """Sign ``username`` in through a fresh browser; the callback's query, and the state
+    sent."""
     state = secrets.token_urlsafe(16)
     browser = ProviderBrowser()
     try:
         url = browser.login_and_authorize(
-            idp.authorize_url(REDIRECT_URI, state, nonce=nonce, **extra),
+            idp.authorize_url(
+                REDIRECT_URI, state, nonce=nonce, code_verifier=code_verifier, **extra
+            ),
             username,
             PASSWORD,
             REDIRECT_URI,
@@ -62,7 +73,19 @@ def _callback(
     assert f"{parts.scheme}://{parts.netloc}{parts.path}" == REDIRECT_URI
     query = parse_qs(parts.query)
     assert query["state"] == [state]
-    assert len(query["code"]) == 1 and query["code"][0]
+    return query, state
+
+
+def _callback(
+    idp: LocalIdp,
+    username: str,
+    nonce: str | None = None,
+    code_verifier: str | None = VERIFIER,
+    **extra: str,
+) -> tuple[str, str]:
+    """Sign ``username`` in through a fresh browser; the callback's (code, state)."""
+    query, state = _callback_query(idp, username, nonce, code_verifier, **extra)
+    assert len(query.get("code", [])) == 1 and query["code"][0], query
     return query["code"][0], state
 
 
@@ -72,9 +95,12 @@ def _exchange(
     *,
     method: str = "client_secret_basic",
     secret: str | None = None,
+    code_verifier: str | None = VERIFIER,
     **extra: str,
 ) -> requests.Response:
     data = {"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT_URI}
+    if code_verifier is not None:
+        data["code_verifier"] = code_verifier
     data.update(extra)
     secret = idp.client_secret if secret is None else secret
     auth: tuple[str, str] | None = None
@@ -232,18 +258,60 @@ def test_a_wrong_client_secret_is_refused(idp: LocalIdp, method: str) -> None:
     assert _exchange(idp, code, method=method).status_code == 200
 
 
-def test_pkce_is_optional_but_checked_when_the_client_sends_it(idp: LocalIdp) -> None:
-    verifier = secrets.token_urlsafe(48)
-    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
-    pkce = {"code_challenge": challenge.decode().rstrip("="), "code_challenge_method": "S256"}
+def test_discovery_lists_s256_as_the_only_pkce_method(idp: LocalIdp) -> None:
+    document = requests.get(idp.discovery_url, timeout=30).json()
 
-    code, _ = _callback(idp, VERIFIED_USER, **pkce)
+    assert document["code_challenge_methods_supported"] == ["S256"]
+
+
+def test_pkce_is_required_an_authorization_request_without_a_challenge_is_refused(
+    idp: LocalIdp,
+) -> None:
+    query, _ = _callback_query(idp, VERIFIED_USER, code_verifier=None)
+
+    # Back to the client with an error, and no code.
+    assert "code" not in query
+    assert query["error"] == ["invalid_request"]
+    assert query["error_description"] == ["Code challenge required."]
+
+
+def test_pkce_plain_is_refused(idp: LocalIdp) -> None:
+    # "plain" would put the verifier itself in the browser's URL.
+    query, _ = _callback_query(
+        idp,
+        VERIFIED_USER,
+        code_verifier=None,
+        code_challenge=VERIFIER,
+        code_challenge_method="plain",
+    )
+
+    assert "code" not in query
+    assert query["error"] == ["invalid_request"]
+
+
+def test_pkce_a_wrong_or_missing_code_verifier_is_refused(idp: LocalIdp) -> None:
+    code, _ = _callback(idp, VERIFIED_USER)
+
     wrong = _exchange(idp, code, code_verifier=secrets.token_urlsafe(48))
-    assert wrong.status_code == 400
-    assert wrong.json()["error"] == "invalid_grant"
+    missing = _exchange(idp, code, code_verifier=None)
 
-    code, _ = _callback(idp, VERIFIED_USER, **pkce)
-    assert _exchange(idp, code, code_verifier=verifier).status_code == 200
+    assert (wrong.status_code, wrong.json()["error"]) == (400, "invalid_grant")
+    assert (missing.status_code, missing.json()["error"]) == (400, "invalid_request")
+    # Positive control: the same code with its own verifier is redeemed, so the
+    # refusals were the verifier's doing (a refused verifier does not spend the code).
+    assert _exchange(idp, code).status_code == 200
+
+
+def test_with_pkce_optional_a_request_without_a_challenge_is_accepted_but_a_sent_one_is_checked(
+    pkce_optional_idp: LocalIdp,
+) -> None:
+    code, _ = _callback(pkce_optional_idp, VERIFIED_USER, code_verifier=None)
+    assert _exchange(pkce_optional_idp, code, code_verifier=None).status_code == 200
+
+    code, _ = _callback(pkce_optional_idp, VERIFIED_USER)
+    wrong = _exchange(pkce_optional_idp, code, code_verifier=secrets.token_urlsafe(48))
+    assert (wrong.status_code, wrong.json()["error"]) == (400, "invalid_grant")
+    assert _exchange(pkce_optional_idp, code).status_code == 200
 
 
 def test_an_unregistered_redirect_uri_is_not_redirected_to(idp: LocalIdp) -> None:
@@ -252,7 +320,10 @@ def test_an_unregistered_redirect_uri_is_not_redirected_to(idp: LocalIdp) -> Non
     try:
         # Signed in first, so the provider gets to judge the request itself.
         browser.login_and_authorize(
-            idp.authorize_url(REDIRECT_URI, "s1"), VERIFIED_USER, PASSWORD, REDIRECT_URI
+            idp.authorize_url(REDIRECT_URI, "s1", code_verifier=VERIFIER),
+            VERIFIED_USER,
+            PASSWORD,
+            REDIRECT_URI,
         )
 
         response = browser.session.get(
@@ -287,7 +358,10 @@ def test_the_provider_keeps_its_own_cookie_names(idp: LocalIdp) -> None:
     browser = ProviderBrowser()
     try:
         browser.login_and_authorize(
-            idp.authorize_url(REDIRECT_URI, "s"), VERIFIED_USER, PASSWORD, REDIRECT_URI
+            idp.authorize_url(REDIRECT_URI, "s", code_verifier=VERIFIER),
+            VERIFIED_USER,
+            PASSWORD,
+            REDIRECT_URI,
         )
         names = {cookie.name for cookie in browser.session.cookies}
     finally:

@@ -144,8 +144,10 @@ async def test_async_views_redirect_and_callback_under_asgi(
         authorize_url = started["Location"]
         params = query_of(authorize_url)
         assert params["redirect_uri"] == REDIRECT_URI
+        assert params["code_challenge_method"] == "S256"
         session = await client.asession()
         assert params["state"] in session[SESSION_KEY]
+        assert session[SESSION_KEY][params["state"]]["o"] == params["nonce"]
 
         callback = authorize_at_provider(authorize_url)
         response = await client.get(local_path(callback))

@@ -9,8 +9,11 @@ replaced).
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import dataclasses
 import gzip
+import hashlib
 import json
 import re
 import socket
@@ -182,13 +185,20 @@ def scripted_provider(token_url: str, userinfo_url: str) -> OAuthProvider:
 
 
 def run_callback(
-    provider: OAuthProvider, accept: str = "application/json", **oauth: Any
+    provider: OAuthProvider,
+    accept: str = "application/json",
+    authorization: dict[str, str] | None = None,
+    **oauth: Any,
 ) -> tuple[Any, Client]:
     """Start a sign-in and come back with a code: the callback's response, and the
-    browser."""
+    browser. ``authorization`` receives the authorization request's parameters before
+    the callback is sent (for a token route that answers with its nonce)."""
     client = Client()
     with oauth_settings([provider], **oauth):
-        state = query_of(start(client, "scripted"))["state"]
+        params = query_of(start(client, "scripted"))
+        if authorization is not None:
+            authorization.update(params)
+        state = params["state"]
         response = client.get(
             f"/auth/scripted/callback?{urlencode({'state': state, 'code': 'the-code'})}",
             HTTP_ACCEPT=accept,
@@ -205,9 +215,11 @@ USERINFO_OK = Answer(
 # -- the harness works ----------------------------------------------------------------------------
 def test_a_provider_that_answers_well_signs_the_user_in(server: ScriptedServer) -> None:
     server.routes = {"/token": TOKEN_OK, "/userinfo": USERINFO_OK}
+    authorization: dict[str, str] = {}
 
     response, client = run_callback(
-        scripted_provider(f"{server.url}/token", f"{server.url}/userinfo")
+        scripted_provider(f"{server.url}/token", f"{server.url}/userinfo"),
+        authorization=authorization,
     )
 
     assert response.status_code == 302
@@ -215,11 +227,16 @@ def test_a_provider_that_answers_well_signs_the_user_in(server: ScriptedServer) 
     token, userinfo = server.seen
     assert (token.method, token.path) == ("POST", "/token")
     form = {k: v[0] for k, v in parse_qs(token.body.decode()).items()}
+    verifier = form.pop("code_verifier")
     assert form == {
         "grant_type": "authorization_code",
         "code": "the-code",
         "redirect_uri": CALLBACK,
     }
+    # The verifier whose S256 hash the authorization request carried (no discovery:
+    # PKCE is on by default).
+    assert authorization["code_challenge_method"] == "S256"
+    assert authorization["code_challenge"] == s256(verifier)
     assert token.headers["Authorization"].startswith("Basic ")  # no discovery: the default
     assert (userinfo.method, userinfo.path) == ("GET", "/userinfo")
     assert userinfo.headers["Authorization"] == "Bearer at-1"
@@ -366,6 +383,164 @@ def test_a_failing_provider_is_a_502_page_for_a_browser(server: ScriptedServer) 
     assert "Something went wrong" not in response.content.decode()
 
 
+# -- the ID token's nonce ---------------------------------------------------------------------------
+def s256(verifier: str) -> str:
+    digest = hashlib.sha256(verifier.encode("ascii")).digest()
+    return base64.urlsafe_b64encode(digest).decode("ascii").rstrip("=")
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")
+
+
+def jwt(claims: Any) -> str:
+    """A JWS compact token with ``claims`` (the signature is not read by the client)."""
+    header = _b64(json.dumps({"alg": "RS256", "typ": "JWT"}).encode())
+    return f"{header}.{_b64(json.dumps(claims).encode())}.{_b64(b'not-checked')}"
+
+
+SENT = object()  # stands for "the nonce of the authorization request"
+
+
+def token_with_id_token(authorization: dict[str, str], nonce: Any) -> Callable[[Seen], Answer]:
+    """The token endpoint answering an ID token whose ``nonce`` claim is ``nonce``
+    (``SENT``: the one the authorization request carried; ``None``: no claim)."""
+
+    def answer(seen: Seen) -> Answer:
+        claims: dict[str, Any] = {"iss": "http://127.0.0.1", "sub": "u-1", "aud": "x"}
+        if nonce is SENT:
+            claims["nonce"] = authorization["nonce"]
+        elif nonce is not None:
+            claims["nonce"] = nonce
+        return Answer(
+            200, {"access_token": "at-1", "token_type": "Bearer", "id_token": jwt(claims)}
+        )
+
+    return answer
+
+
+NONCES = {
+    "wrong-nonce": "another-sign-in's-nonce",
+    "no-nonce-claim": None,
+    "nonce-a-number": 12345,
+    "nonce-a-list": ["x"],
+    "nonce-empty": "",
+}
+
+
+@pytest.mark.parametrize("nonce", NONCES.values(), ids=NONCES)
+def test_an_id_token_without_the_nonce_sent_is_403_nonce_mismatch(
+    server: ScriptedServer, nonce: Any
+) -> None:
+    authorization: dict[str, str] = {}
+    server.routes = {
+        "/token": token_with_id_token(authorization, nonce),
+        "/userinfo": USERINFO_OK,
+    }
+
+    response, client = run_callback(
+        scripted_provider(f"{server.url}/token", f"{server.url}/userinfo"),
+        authorization=authorization,
+    )
+
+    assert authorization["nonce"]  # one was sent
+    assert response.status_code == 403
+    assert problem(response)["code"] == "oauth_nonce_mismatch"
+    assert session_user_id(client) is None
+    assert User.objects.count() == 0
+    assert [seen.path for seen in server.seen] == ["/token"]  # userinfo is not read
+
+
+def test_an_id_token_with_the_nonce_sent_signs_the_user_in(server: ScriptedServer) -> None:
+    # The positive control of the refusals above.
+    authorization: dict[str, str] = {}
+    server.routes = {
+        "/token": token_with_id_token(authorization, SENT),
+        "/userinfo": USERINFO_OK,
+    }
+
+    response, client = run_callback(
+        scripted_provider(f"{server.url}/token", f"{server.url}/userinfo"),
+        authorization=authorization,
+    )
+
+    assert response.status_code == 302
+    assert session_user_id(client) is not None
+    assert [seen.path for seen in server.seen] == ["/token", "/userinfo"]
+
+
+def test_no_id_token_in_the_answer_is_accepted(server: ScriptedServer) -> None:
+    # OAuth-only providers (GitHub) issue none; identity comes from userinfo anyway.
+    server.routes = {"/token": TOKEN_OK, "/userinfo": USERINFO_OK}
+    authorization: dict[str, str] = {}
+
+    response, _ = run_callback(
+        scripted_provider(f"{server.url}/token", f"{server.url}/userinfo"),
+        authorization=authorization,
+    )
+
+    assert authorization["nonce"]
+    assert response.status_code == 302
+
+
+def test_without_openid_in_the_scope_no_nonce_is_sent_and_the_id_token_is_not_read(
+    server: ScriptedServer,
+) -> None:
+    authorization: dict[str, str] = {}
+    server.routes = {
+        "/token": Answer(
+            200, {"access_token": "at-1", "token_type": "Bearer", "id_token": "not-a-jwt"}
+        ),
+        "/userinfo": USERINFO_OK,
+    }
+    provider = dataclasses.replace(
+        scripted_provider(f"{server.url}/token", f"{server.url}/userinfo"), scope="email"
+    )
+
+    response, _ = run_callback(provider, authorization=authorization)
+
+    assert "nonce" not in authorization
+    assert response.status_code == 302
+
+
+MALFORMED_ID_TOKENS = {
+    "not-a-jwt": ("not-a-jwt", "not a signed JWT"),
+    "two-parts": ("aGVhZGVy.eyJub25jZSI6IngifQ", "not a signed JWT"),
+    "encrypted-five-parts": ("a.b.c.d.e", "not a signed JWT"),
+    "empty": ("", "not a signed JWT"),
+    "payload-not-base64-json": ("aGVhZGVy.!!!.c2ln", "claims are not JSON"),
+    "payload-not-utf8": ("aGVhZGVy." + _b64(b'{"nonce": "\xff"}') + ".c2ln", "claims are not JSON"),
+    "payload-a-json-list": ("aGVhZGVy." + _b64(b"[1]") + ".c2ln", "not a JSON object"),
+    "id-token-a-number": (42, "the id_token is not a string"),
+}
+
+
+@pytest.mark.parametrize(
+    ("id_token", "reason"), MALFORMED_ID_TOKENS.values(), ids=MALFORMED_ID_TOKENS
+)
+def test_an_id_token_that_cannot_be_read_is_502_provider_error(
+    server: ScriptedServer, id_token: Any, reason: str
+) -> None:
+    server.routes = {
+        "/token": Answer(
+            200, {"access_token": "at-1", "token_type": "Bearer", "id_token": id_token}
+        ),
+        "/userinfo": USERINFO_OK,
+    }
+
+    response, client = run_callback(
+        scripted_provider(f"{server.url}/token", f"{server.url}/userinfo")
+    )
+
+    assert response.status_code == 502
+    document = problem(response)
+    assert document["code"] == "oauth_provider_error"
+    assert "token exchange" in document["detail"]
+    assert reason in document["detail"]
+    assert session_user_id(client) is None
+    assert [seen.path for seen in server.seen] == ["/token"]
+
+
 # -- discovery ------------------------------------------------------------------------------------
 def discovery_document(issuer: str, base: str | None = None, **changes: Any) -> dict[str, Any]:
     base = base or issuer
@@ -404,6 +579,69 @@ def test_discovery_reads_the_endpoints_of_a_loopback_issuer_over_http(
     assert provider.token_url == f"{server.url}/token"
     assert provider.require_iss is True
     assert provider.token_auth_method == "client_secret_post"
+
+
+@pytest.mark.parametrize(
+    ("methods", "pkce"),
+    [(["S256"], True), (["plain", "S256"], True), (["plain"], False), ([], False), (None, False)],
+)
+def test_discovery_turns_pkce_on_when_the_document_lists_s256(
+    server: ScriptedServer, methods: list[str] | None, pkce: bool
+) -> None:
+    changes = {} if methods is None else {"code_challenge_methods_supported": methods}
+    server.routes = {DISCOVERY: Answer(200, discovery_document(server.url, **changes))}
+
+    assert discover_at(server.url).pkce is pkce
+
+
+@pytest.mark.parametrize("pkce", [True, False])
+def test_generic_oidc_pkce_argument_overrides_discovery(server: ScriptedServer, pkce: bool) -> None:
+    methods = ["plain"] if pkce else ["S256"]
+    server.routes = {
+        DISCOVERY: Answer(
+            200, discovery_document(server.url, code_challenge_methods_supported=methods)
+        )
+    }
+
+    provider = generic_oidc(
+        "d", "id", "secret", redirect_uri=CALLBACK, issuer=server.url, timeout=2, pkce=pkce
+    )
+
+    assert provider.pkce is pkce
+
+
+def test_generic_oidc_without_discovery_has_pkce_on_unless_turned_off() -> None:
+    urls = {
+        "authorize_url": "https://idp.example/a",
+        "token_url": "https://idp.example/t",
+        "userinfo_url": "https://idp.example/u",
+        "redirect_uri": CALLBACK,
+    }
+
+    assert generic_oidc("x", "id", "s", **urls).pkce is True
+    assert generic_oidc("x", "id", "s", **urls, pkce=False).pkce is False
+
+
+def test_discovery_without_s256_signs_in_without_pkce(server: ScriptedServer) -> None:
+    server.routes = {
+        DISCOVERY: Answer(200, discovery_document(server.url)),  # no methods listed
+        "/token": TOKEN_OK,
+        "/userinfo": USERINFO_OK,
+    }
+    provider = generic_oidc(
+        "scripted", "id", "secret", redirect_uri=CALLBACK, issuer=server.url, timeout=2
+    )
+    authorization: dict[str, str] = {}
+
+    response, client = run_callback(provider, authorization=authorization)
+
+    assert provider.pkce is False
+    assert "code_challenge" not in authorization
+    assert "code_challenge_method" not in authorization
+    assert response.status_code == 302
+    assert session_user_id(client) is not None
+    token = next(seen for seen in server.seen if seen.path == "/token")
+    assert "code_verifier" not in parse_qs(token.body.decode())
 
 
 def test_discovery_of_an_unreachable_issuer_raises() -> None:

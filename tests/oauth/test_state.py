@@ -339,6 +339,23 @@ def test_at_most_ten_pending_states_are_kept_the_oldest_dropped(
     assert exchange_calls == []
 
 
+def test_ten_pending_sign_ins_with_their_verifiers_and_nonces_fit_in_the_session_cookie(
+    oauth_local: OAuthProvider,
+) -> None:
+    # With the signed-cookie session every pending entry (state, verifier, nonce) rides
+    # in the cookie, and browsers drop a cookie over 4096 bytes: the sign-in would then
+    # fail with a state mismatch.
+    client = Client()
+    for _ in range(MAX_PENDING + 1):
+        start(client, next="/posts?page=2&order=newest")
+
+    entries = list(pending(client).values())
+    assert len(entries) == MAX_PENDING
+    assert all("v" in entry and "o" in entry for entry in entries)
+    cookie = client.cookies[session_cookie_name()]
+    assert len(cookie.key) + len(cookie.value) < 2500  # room left for the rest of the session
+
+
 def test_callback_of_a_valid_state_with_a_code_reaches_the_token_endpoint_once(
     oauth_local: OAuthProvider, exchange_calls: list[dict[str, Any]]
 ) -> None:
