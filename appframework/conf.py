@@ -37,8 +37,11 @@ AUTO: Any = _Auto()
 
 DEFAULTS: dict[str, dict[str, Any]] = {
     "AUTH": {
-        "USERNAME_FIELD": "email",
-        "PASSWORD_FIELD": "password_hash",
+        # AUTO: the user model's own USERNAME_FIELD.
+        "USERNAME_FIELD": AUTO,
+        # AUTO: "password_hash" when the user model has that column (the suite's
+        # convention), else Django's "password".
+        "PASSWORD_FIELD": AUTO,
         # Optional integer column; when the user model has it, bumping it logs the user
         # out everywhere (sessions and API tokens).
         "SESSION_VERSION_FIELD": "session_version",

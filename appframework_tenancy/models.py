@@ -13,6 +13,8 @@ from typing import Any
 
 from django.db import models
 
+from appframework._mixins import without_own_meta
+
 from .exceptions import TenantMismatch, TenantRequired
 from .guards import (
     TENANT,
@@ -76,6 +78,7 @@ class UnscopedTenantManager(models.Manager.from_queryset(TenantQuerySet)):  # ty
     """Every tenant's rows, for maintenance code; writes keep the tenant guards."""
 
 
+@without_own_meta
 class TenantModelMixin(models.Model):
     """Scoped ``objects``, unscoped ``unscoped`` and the write guards; the model
     declares the ``tenant_id`` column (or a ``tenant`` foreign key) itself."""

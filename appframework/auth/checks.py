@@ -11,7 +11,7 @@ from django.core.exceptions import FieldDoesNotExist
 
 from ..backends import backend_path
 from ..checks import _error, _warning
-from ..conf import app_settings
+from ..conf import AUTO, app_settings
 from ..env import SESSION_STORE
 
 
@@ -44,7 +44,7 @@ def check_user_model(
     """E004: the user model has the configured columns and mixes in Authenticatable."""
     from django.contrib.auth import get_user_model
 
-    from .mixins import Authenticatable
+    from .mixins import Authenticatable, password_field_of, username_field_of
 
     try:
         model = get_user_model()
@@ -64,16 +64,21 @@ def check_user_model(
                 obj=model,
             )
         )
-    for key in ("USERNAME_FIELD", "PASSWORD_FIELD"):
-        name = getattr(app_settings.AUTH, key)
+    fields = {"USERNAME_FIELD": username_field_of(model), "PASSWORD_FIELD": password_field_of(model)}
+    for key, name in fields.items():
         try:
             model._meta.get_field(name)
         except FieldDoesNotExist:
+            configured = getattr(app_settings.AUTH, key) is not AUTO
+            where = (
+                f"APPFRAMEWORK['AUTH'][{key!r}]" if configured else f"the model's default for {key}"
+            )
             errors.append(
                 _error(
                     "appframework.E004",
-                    f"{model.__name__} has no field {name!r} (APPFRAMEWORK['AUTH'][{key!r}]).",
-                    f"Add the column or set APPFRAMEWORK['AUTH'][{key!r}].",
+                    f"{model.__name__} has no field {name!r} ({where}).",
+                    f"Add the column, or set APPFRAMEWORK['AUTH'][{key!r}] to a field of "
+                    f"{model.__name__} (or leave it unset to follow the model).",
                     obj=model,
                 )
             )

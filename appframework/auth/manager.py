@@ -10,7 +10,7 @@ from django.contrib.auth.backends import ModelBackend
 from django.http import HttpRequest
 
 from ..backends import is_active
-from ..conf import app_settings
+from .mixins import password_field_of, username_field_of
 from .passwords import burn_hash_time
 from .throttle import LoginThrottle
 
@@ -39,11 +39,11 @@ class AuthManager(ModelBackend):
 
     @property
     def username_field(self) -> str:
-        return str(app_settings.AUTH.USERNAME_FIELD)
+        return username_field_of(self.user_model)
 
     @property
     def password_field(self) -> str:
-        return str(app_settings.AUTH.PASSWORD_FIELD)
+        return password_field_of(self.user_model)
 
     throttle = LoginThrottle()
 

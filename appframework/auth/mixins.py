@@ -6,16 +6,54 @@ from typing import Any
 
 from django.utils.crypto import salted_hmac
 
-from ..conf import app_settings, derived_setting
+from ..conf import AUTO, app_settings, derived_setting
 from .passwords import hash_password, needs_rehash, verify_password
 
-__all__ = ["UNUSABLE_PASSWORD", "Authenticatable"]
+__all__ = [
+    "UNUSABLE_PASSWORD",
+    "Authenticatable",
+    "password_field_of",
+    "username_field_of",
+]
 
 #: Stored for users who cannot log in with a password (SSO-only accounts); no hash
 #: verifies against it.
 UNUSABLE_PASSWORD = "!"
 
 _SESSION_HASH_SALT = "appframework.auth.session"
+
+
+#: The suite's conventional password column; Django's is ``password``.
+CONVENTIONAL_PASSWORD_FIELD = "password_hash"
+
+
+def _has_field(model: type, name: str) -> bool:
+    try:
+        model._meta.get_field(name)  # type: ignore[attr-defined]
+    except Exception:
+        return False
+    return True
+
+
+@derived_setting
+def password_field_of(model: type) -> str:
+    """The column holding ``model``'s password hash: ``AUTH["PASSWORD_FIELD"]``, or by
+    default ``password_hash`` when the model has it and Django's ``password`` otherwise
+    (an ``AbstractUser`` works as it is)."""
+    configured = app_settings.AUTH.PASSWORD_FIELD
+    if configured is not AUTO:
+        return str(configured)
+    return CONVENTIONAL_PASSWORD_FIELD if _has_field(model, CONVENTIONAL_PASSWORD_FIELD) else "password"
+
+
+@derived_setting
+def username_field_of(model: type) -> str:
+    """The column a login names: ``AUTH["USERNAME_FIELD"]``, or by default the model's
+    own ``USERNAME_FIELD`` (Django's convention)."""
+    configured = app_settings.AUTH.USERNAME_FIELD
+    if configured is not AUTO:
+        return str(configured)
+    return str(getattr(model, "USERNAME_FIELD", "username"))
 
 
 @derived_setting
@@ -34,8 +72,9 @@ def _version_field(model: type) -> str | None:
 class Authenticatable:
     """Mix into the user model, before Django's ``AbstractBaseUser`` when you use it.
 
-    The model declares the column named by ``APPFRAMEWORK["AUTH"]["PASSWORD_FIELD"]``
-    (``password_hash`` by default; ``CharField(max_length=255)``) and, optionally, the
+    The password hash lives in ``APPFRAMEWORK["AUTH"]["PASSWORD_FIELD"]``: by default the
+    model's ``password_hash`` column if it declares one (``CharField(max_length=255)``),
+    else Django's own ``password`` (``AbstractUser`` as it is). Optionally, the
     integer column named by ``SESSION_VERSION_FIELD`` (``session_version``): with it,
     :meth:`invalidate_sessions` logs the user out everywhere.
     """
@@ -47,7 +86,7 @@ class Authenticatable:
     # -- column access -----------------------------------------------------------------
     @classmethod
     def password_field_name(cls) -> str:
-        return str(app_settings.AUTH.PASSWORD_FIELD)
+        return password_field_of(cls)
 
     @classmethod
     def session_version_field_name(cls) -> str | None:

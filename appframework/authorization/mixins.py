@@ -6,12 +6,15 @@ from typing import Any
 
 from django.db import models
 
+from .._mixins import without_own_meta
+
 __all__ = ["HasRoles"]
 
 # Per-instance cache: {role name: frozenset(permission names)}.
 _CACHE_ATTR = "_appframework_roles"
 
 
+@without_own_meta
 class HasRoles(models.Model):
     """Adds ``roles`` (many-to-many through table ``user_roles``) and the helpers.
 

@@ -13,14 +13,19 @@ from typing import Any
 
 from django.db.models.constants import LOOKUP_SEP
 
-from ..conf import app_settings
 from .models import HIDDEN_FIELDS
 
 __all__ = ["HiddenFieldsAdminMixin", "lookup_touches_secret"]
 
 
 def _secret_names() -> frozenset[str]:
-    return frozenset({*HIDDEN_FIELDS, "password", str(app_settings.AUTH.PASSWORD_FIELD)})
+    from django.contrib.auth import get_user_model
+
+    from ..auth.mixins import CONVENTIONAL_PASSWORD_FIELD, password_field_of
+
+    return frozenset(
+        {*HIDDEN_FIELDS, "password", CONVENTIONAL_PASSWORD_FIELD, password_field_of(get_user_model())}
+    )
 
 
 def lookup_touches_secret(lookup: str) -> bool:

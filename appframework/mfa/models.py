@@ -5,12 +5,15 @@ from __future__ import annotations
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from .._mixins import without_own_meta
+
 __all__ = ["HIDDEN_FIELDS", "MfaEnrollable"]
 
 #: Never shown in forms, admin pages, serializers, logs or error messages.
 HIDDEN_FIELDS = ("mfa_secret", "mfa_recovery_codes")
 
 
+@without_own_meta
 class MfaEnrollable(models.Model):
     """Adds ``mfa_secret`` (base32, hidden), ``mfa_enabled``, ``mfa_recovery_codes``
     (hashes, hidden) and ``mfa_last_counter`` (the last consumed 30-second step; set it

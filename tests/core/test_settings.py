@@ -27,8 +27,8 @@ def _with(**sections: dict[str, Any]) -> Any:
 
 
 EXPECTED_DEFAULTS = {
-    ("AUTH", "USERNAME_FIELD"): "email",
-    ("AUTH", "PASSWORD_FIELD"): "password_hash",
+    ("AUTH", "USERNAME_FIELD"): AUTO,
+    ("AUTH", "PASSWORD_FIELD"): AUTO,
     ("AUTH", "CSRF_EXEMPT"): None,
     ("AUTH", "API_TOKEN_EXPIRES_IN"): 2592000,
     ("CSRF", "ENABLED"): True,
@@ -137,7 +137,7 @@ def test_callable_given_directly_is_kept() -> None:
 def test_bad_import_string_raises_only_when_accessed(bad: str) -> None:
     with _with(AUTH={"CSRF_EXEMPT": bad}):
         # other keys, even of the same section, are fine
-        assert app_settings.AUTH.USERNAME_FIELD == "email"
+        assert app_settings.AUTH.USERNAME_FIELD is AUTO
         assert app_settings.CSRF.ENABLED is True
         with pytest.raises(ImproperlyConfigured) as excinfo:
             app_settings.AUTH.CSRF_EXEMPT  # noqa: B018

@@ -354,6 +354,24 @@ def _user_model(run: Run) -> None:
     assert user.get_session_auth_hash() != before
 
 
+@check("abstract_user_model")
+def _abstract_user_model(run: Run) -> None:
+    """An AbstractUser with the mixin: username login, the hash in Django's password
+    column, AbstractUser's Meta kept, the session hash following the version."""
+    from appframework.auth.mixins import password_field_of, username_field_of
+
+    model = run["User"] if "User" in run.namespace else run["Member"]
+    assert (username_field_of(model), password_field_of(model)) == ("username", "password")
+    assert model._meta.verbose_name == "user"
+    user = model(username="ada")
+    user.set_password("correct horse")
+    assert user.password.startswith("pbkdf2_sha256$")
+    assert user.check_password("correct horse") and not user.check_password("wrong")
+    before = user.get_session_auth_hash()
+    user.session_version += 1
+    assert user.get_session_auth_hash() != before
+
+
 @check("mfa_model")
 def _mfa_model(run: Run) -> None:
     meta = run["User"]._meta
