@@ -17,6 +17,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
 from .conf import app_settings
+from .security.cookie import csrf_cookie_name
 
 _DOCS = "See docs/checks.md#{id}."
 
@@ -190,12 +191,12 @@ def check_middleware(
                 f"Add {ERROR_MIDDLEWARE!r} to MIDDLEWARE.",
             )
         )
-    if csrf is not None and settings.CSRF_COOKIE_NAME != app_settings.CSRF.COOKIE_NAME:
+    if csrf is not None and csrf_cookie_name() != settings.CSRF_COOKIE_NAME:
         messages.append(
             _warning(
                 "appframework.W003",
                 f"CSRF_COOKIE_NAME ({settings.CSRF_COOKIE_NAME!r}) differs from the suite's CSRF "
-                f"cookie ({app_settings.CSRF.COOKIE_NAME!r}); views under Django's @csrf_protect "
+                f"cookie ({csrf_cookie_name()!r}); views under Django's @csrf_protect "
                 "(the admin) would set a second cookie.",
                 "Call appframework.env.apply_environment(globals()) in settings.py, or set both.",
             )

@@ -122,7 +122,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     },
     "CSRF": {
         "ENABLED": True,
-        "COOKIE_NAME": "csrf_token",
+        # AUTO: Django's CSRF_COOKIE_NAME, so the suite's cookie is the one Django's own
+        # checks (@csrf_protect, DRF, ninja) read; apply_environment makes it csrf_token.
+        "COOKIE_NAME": AUTO,
         "HEADER_NAME": "X-CSRF-Token",
         "FORM_FIELD": "_token",
         # AUTO: the session cookie name when the AuthServiceProvider is installed.

@@ -79,7 +79,8 @@ _VARIABLES: tuple[tuple[str, tuple[Target, ...], Callable[[str, str], Any], Any]
     ("SESSION_MAX_AGE", ("SESSION_COOKIE_AGE",), parse_seconds, 14 * 24 * 3600),
     ("SESSION_HTTPS_ONLY", ("SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE"), parse_bool, False),
     ("CSRF_ENABLED", (("CSRF", "ENABLED"),), parse_bool, True),
-    ("CSRF_COOKIE_NAME", (("CSRF", "COOKIE_NAME"), "CSRF_COOKIE_NAME"), parse_name, "csrf_token"),
+    # Django's setting first: a project's own CSRF_COOKIE_NAME wins and the suite follows.
+    ("CSRF_COOKIE_NAME", ("CSRF_COOKIE_NAME", ("CSRF", "COOKIE_NAME")), parse_name, "csrf_token"),
     ("CSRF_HEADER_NAME", (("CSRF", "HEADER_NAME"),), parse_name, "X-CSRF-Token"),
     ("API_TOKEN_EXPIRES_IN", (("AUTH", "API_TOKEN_EXPIRES_IN"),), parse_seconds, 30 * 24 * 3600),
     ("SECURITY_HEADERS_CSP", (("SECURITY_HEADERS", "CSP"),), _text, None),
@@ -126,13 +127,19 @@ def apply_environment(
         value = parse(variable, raw) if raw is not None else default
         if raw is None and default is None:
             continue
-        # The first target decides the effective value (an explicit setting wins); the
-        # others follow it, so e.g. Django's CSRF_COOKIE_NAME never drifts from ours.
+        # A target the settings already set decides the effective value (the first such,
+        # in order: Django's setting before ours); the others follow it, so e.g. ours
+        # never drifts from Django's CSRF_COOKIE_NAME, whichever of the two was set.
+        for target in targets:
+            container = app.get(target[0], {}) if isinstance(target, tuple) else namespace
+            key = target[1] if isinstance(target, tuple) else target
+            if key in container:
+                value = container[key]
+                break
         for target in targets:
             if isinstance(target, tuple):
-                section = app.setdefault(target[0], {})
-                value = section.setdefault(target[1], value)
+                app.setdefault(target[0], {}).setdefault(target[1], value)
             else:
-                value = namespace.setdefault(target, value)
+                namespace.setdefault(target, value)
     namespace.setdefault("SESSION_ENGINE", SESSION_STORE)
     return namespace

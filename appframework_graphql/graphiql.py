@@ -24,6 +24,7 @@ from django.urls import URLPattern, path
 from django.views.decorators.http import require_safe
 
 from appframework.conf import app_settings
+from appframework.security.cookie import csrf_cookie_name
 from appframework.security.csrf import csrf_token
 
 __all__ = [
@@ -160,7 +161,7 @@ def render_graphiql(request: HttpRequest) -> HttpResponse:
         "assets": page_assets,
         "endpoint": request.path,
         "csrf_header": app_settings.CSRF.HEADER_NAME,
-        "csrf_cookie": app_settings.CSRF.COOKIE_NAME,
+        "csrf_cookie": csrf_cookie_name(),
         "csrf_token": csrf_token(request) or "",
     }
     html = render_to_string("appframework_graphql/graphiql.html", context, request=request)

@@ -13,9 +13,9 @@ from django.http import HttpResponse
 from django.utils.cache import patch_vary_headers
 from django.utils.http import http_date
 
-from ..conf import app_settings, derived_setting
+from ..conf import AUTO, app_settings, derived_setting
 
-__all__ = ["set_csrf_cookie"]
+__all__ = ["csrf_cookie_name", "set_csrf_cookie"]
 
 _TOKEN = "AppframeworkCsrfTokenPlaceholder"  # alphanumeric: never quoted
 _EXPIRES = "AppframeworkCsrfExpiresPlaceholder"
@@ -34,9 +34,16 @@ class _RenderedMorsel(Morsel[str]):
 
 
 @derived_setting
+def csrf_cookie_name() -> str:
+    """``CSRF["COOKIE_NAME"]``, or Django's ``CSRF_COOKIE_NAME`` when it is ``AUTO``."""
+    name = app_settings.CSRF.COOKIE_NAME
+    return str(settings.CSRF_COOKIE_NAME if name is AUTO else name)
+
+
+@derived_setting
 def _template() -> tuple[str, dict[str, Any], str, int | None]:
     """(cookie name, its attributes, its rendered line with placeholders, max-age)."""
-    name = str(app_settings.CSRF.COOKIE_NAME)
+    name = csrf_cookie_name()
     max_age = settings.CSRF_COOKIE_AGE
     probe = HttpResponse()
     probe.set_cookie(

@@ -40,7 +40,7 @@ from .._middleware import GetResponse, HybridMiddleware
 from ..conf import AUTO, app_settings, derived_setting
 from ..exceptions import ForbiddenException
 from ..http import has_authorization, header_meta_key, set_request_user, wants_json
-from .cookie import set_csrf_cookie
+from .cookie import csrf_cookie_name, set_csrf_cookie
 from .origin import REASONS as ORIGIN_REASONS
 from .origin import origin_problem
 from .tokens import (
@@ -184,7 +184,7 @@ class CsrfMiddleware(HybridMiddleware):
     def _before(self, request: HttpRequest) -> bool:
         if not app_settings.CSRF.ENABLED:
             return False
-        incoming = request.COOKIES.get(app_settings.CSRF.COOKIE_NAME)
+        incoming = request.COOKIES.get(csrf_cookie_name())
         binding = session_binding(request)
         valid = incoming is not None and token_is_valid(incoming, binding)
         token = incoming if valid else mint_token(binding)
@@ -260,7 +260,7 @@ class CsrfMiddleware(HybridMiddleware):
             # another session is taken away so that their check, which knows nothing of
             # session binding, cannot accept a planted cookie/header pair either.
             if failure.code == "csrf_token_foreign":
-                request.COOKIES.pop(app_settings.CSRF.COOKIE_NAME, None)
+                request.COOKIES.pop(csrf_cookie_name(), None)
             return None
         return self.reject(request, failure)
 
@@ -297,7 +297,7 @@ class CsrfMiddleware(HybridMiddleware):
 
     def check_token(self, request: HttpRequest) -> CsrfFailure | None:
         """The failure when the request does not echo a valid token of this session."""
-        cookie = request.COOKIES.get(app_settings.CSRF.COOKIE_NAME)
+        cookie = request.COOKIES.get(csrf_cookie_name())
         if not cookie:
             return CsrfFailure.for_code("csrf_cookie_missing")
         meta = request.META

@@ -32,7 +32,7 @@ EXPECTED_DEFAULTS = {
     ("AUTH", "CSRF_EXEMPT"): None,
     ("AUTH", "API_TOKEN_EXPIRES_IN"): 2592000,
     ("CSRF", "ENABLED"): True,
-    ("CSRF", "COOKIE_NAME"): "csrf_token",
+    ("CSRF", "COOKIE_NAME"): AUTO,
     ("CSRF", "HEADER_NAME"): "X-CSRF-Token",
     ("CSRF", "FORM_FIELD"): "_token",
     ("CSRF", "PROTECT_IF_COOKIE_PRESENT"): AUTO,

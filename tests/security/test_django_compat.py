@@ -181,3 +181,40 @@ def test_plain_test_client_skips_csrf_like_django(client: Client, user: Any) -> 
     login_client(client, user)
     response = client.post("/sec/echo", {}, content_type="application/json", **JSON_ACCEPT)
     assert response.status_code == 200
+
+
+# -- Django's own CSRF names are honoured -----------------------------------------------------
+@pytest.fixture
+def djangos_cookie_name(settings: Any) -> str:
+    """A project that never named the suite's cookie and keeps Django's ``csrftoken``."""
+    app = {section: dict(values) for section, values in settings.APPFRAMEWORK.items()}
+    app.get("CSRF", {}).pop("COOKIE_NAME", None)
+    settings.APPFRAMEWORK = app
+    settings.CSRF_COOKIE_NAME = "csrftoken"
+    return "csrftoken"
+
+
+def test_the_suites_cookie_is_djangos_csrf_cookie_name(djangos_cookie_name: str, db: Any) -> None:
+    client = Client(enforce_csrf_checks=True)
+    response = client.get("/admin/login/")
+    assert set(response.cookies) & {COOKIE, djangos_cookie_name} == {djangos_cookie_name}
+
+
+def test_javascript_sending_x_csrftoken_from_djangos_cookie_passes(
+    djangos_cookie_name: str, user: Any
+) -> None:
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(user, backend="appframework.auth.AuthManager")
+    client.get("/sec/echo")
+    token = client.cookies[djangos_cookie_name].value
+    ok = client.post("/sec/echo", b"{}", content_type="application/json", HTTP_X_CSRFTOKEN=token)
+    bare = client.post("/sec/echo", b"{}", content_type="application/json", **JSON_ACCEPT)
+    assert (ok.status_code, bare.status_code) == (200, 403)
+
+
+def test_apply_environment_follows_a_projects_own_csrf_cookie_name() -> None:
+    from appframework.env import apply_environment
+
+    settings_module = apply_environment({"CSRF_COOKIE_NAME": "csrftoken"}, environ={})
+    assert settings_module["APPFRAMEWORK"]["CSRF"]["COOKIE_NAME"] == "csrftoken"
+    assert apply_environment({}, environ={})["CSRF_COOKIE_NAME"] == "csrf_token"
