@@ -1,9 +1,13 @@
-"""The tenant model mixin and its managers.
+"""The tenant model mixin and its managers, and the abstract tenant and membership.
 
 ``class Invoice(TenantModel)`` gets a NOT NULL, indexed ``tenant_id`` column, the scoped
 default manager ``objects`` and the explicitly named unscoped manager ``unscoped``.
 A model that declares its own tenant column (a ``ForeignKey`` named ``tenant``, a
 ``UUIDField``...) uses :class:`TenantModelMixin` instead.
+
+``class Tenant(AbstractTenant)`` and ``class Membership(AbstractMembership)`` (which
+declares ``tenant = ForeignKey(Tenant, ...)``) are the pair the resolver of
+:func:`~appframework_tenancy.resolvers.tenant_resolver` checks claims against.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from django.conf import settings
 from django.db import models
 
 from appframework._mixins import without_own_meta
@@ -27,6 +32,8 @@ from .guards import (
 from .scope import TenantScope
 
 __all__ = [
+    "AbstractMembership",
+    "AbstractTenant",
     "TenantManager",
     "TenantModel",
     "TenantModelMixin",
@@ -151,3 +158,41 @@ class TenantModel(TenantModelMixin):
 
     class Meta:
         abstract = True
+
+
+class AbstractTenant(models.Model):
+    """An organisation whose id tenant models store in ``tenant_id``. Not a tenant model
+    itself: the resolver reads it before any tenant is selected."""
+
+    name = models.CharField(max_length=100)
+    slug = models.SlugField(unique=True)  # the subdomain, when the resolver reads one
+
+    class Meta:
+        abstract = True
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class AbstractMembership(models.Model):
+    """A user's membership of a tenant. The concrete model declares
+    ``tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE)``: only the project
+    knows its tenant model, and a plain foreign key needs no swappable setting.
+
+    Not a tenant model either, for the same reason as the tenant: memberships decide
+    which tenant a request runs under, so they are read across tenants."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        abstract = True
+        constraints = [
+            # Named per concrete model: two subclasses (or apps) would otherwise clash.
+            models.UniqueConstraint(
+                fields=["user", "tenant"], name="%(app_label)s_%(class)s_unique_user_tenant"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {getattr(self, 'tenant', None)}"

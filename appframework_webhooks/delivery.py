@@ -15,7 +15,7 @@ from .exceptions import UnsafeWebhookUrlError
 from .signing import sign, sign_v2
 from .ssrf import _parts, webhook_session
 
-__all__ = ["AttemptResult", "deliver_once", "failed_attempt", "webhook_headers"]
+__all__ = ["AttemptResult", "deliver_once", "error_code", "failed_attempt", "webhook_headers"]
 
 logger = logging.getLogger("appframework.webhooks")
 
@@ -68,6 +68,39 @@ def _clip(text: str) -> str:
 def _printable(text: str) -> str:
     # NUL cannot be stored in a PostgreSQL text column; the log must never fail.
     return text.replace("\x00", "\ufffd")
+
+
+#: The exception class names an ``error`` starts with (``"<name>: <message>"``, as this
+#: module and the job write them), by the code shown in their place.
+_CODES_BY_EXCEPTION = {
+    "UnsafeWebhookUrlError": "unsafe_url",
+    "ConnectTimeout": "timeout",
+    "ReadTimeout": "timeout",
+    "Timeout": "timeout",
+    "SoftTimeLimitExceeded": "timeout",
+    "TimeLimitExceeded": "timeout",
+    "SSLError": "tls_error",
+    "ConnectionError": "connection_error",
+    "ProxyError": "connection_error",
+    "ChunkedEncodingError": "bad_answer",
+    "ContentDecodingError": "bad_answer",
+    "InvalidHeader": "bad_answer",
+}
+
+
+def error_code(error: str | None, status_code: int | None = None) -> str:
+    """A short, stable code for a logged attempt's outcome: ``""`` when it has no error,
+    ``http_<status>`` when the receiver answered, else what stopped it
+    (``unsafe_url``, ``timeout``, ``tls_error``, ``connection_error``, ``bad_answer``,
+    or ``error``). For pages that must not show the message itself: it can name
+    addresses of the internal network (the guard's refusal, the pinned address a
+    connection failed to reach)."""
+    if not error:
+        return ""
+    if status_code is not None:
+        return f"http_{status_code}"
+    name = error.split(":", 1)[0].strip()
+    return _CODES_BY_EXCEPTION.get(name, "error")
 
 
 def failed_attempt(error: str, duration_ms: int = 0) -> AttemptResult:

@@ -55,3 +55,11 @@ class WebhookDelivery(models.Model):
     def __str__(self) -> str:
         outcome = "ok" if self.success else ("failed" if self.final else "retrying")
         return f"{self.event} #{self.attempt} {outcome}"
+
+    @property
+    def error_code(self) -> str:
+        """The outcome as a stable code (``http_503``, ``timeout``, ``unsafe_url``...),
+        to show where ``error``, which can name internal addresses, must not be."""
+        from .delivery import error_code
+
+        return error_code(self.error, self.status_code)

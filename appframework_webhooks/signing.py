@@ -51,10 +51,11 @@ def _same(expected: str, given: Any) -> bool:
 def verify_signature(secret: Any, body: Any, signature: Any) -> bool:
     """True when ``signature`` is the hex HMAC-SHA256 of ``body`` under ``secret``.
 
-    Constant-time; never raises: a missing, non-ASCII or malformed signature is False.
+    Constant-time; never raises: a missing, non-ASCII or malformed signature is False,
+    and so is any signature under an empty secret (anyone can compute that one).
     """
     try:
-        if secret is None or body is None:
+        if not secret or body is None:
             return False
         return _same(sign(secret, body), signature)
     except Exception:
@@ -77,7 +78,7 @@ def verify_webhook(
         webhook_id = headers.get("X-Webhook-Id")
         timestamp = headers.get("X-Webhook-Timestamp")
         signature = headers.get("X-Webhook-Signature-V2")
-        if not webhook_id or not timestamp or not signature or secret is None:
+        if not webhook_id or not timestamp or not signature or not secret:
             return False
         stamp = int(str(timestamp))
         current = time.time() if now is None else now

@@ -13,19 +13,22 @@ from __future__ import annotations
 import ipaddress
 import socket
 import threading
-from collections.abc import Iterable
+from collections.abc import Generator, Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
 import requests
 from requests.adapters import HTTPAdapter
 
+from appframework._outbound import NoCookieJar, StatelessSession
 from appframework.conf import app_settings, derived_setting
 
 from .exceptions import UnsafeWebhookUrlError
 
 __all__ = [
+    "NoCookieJar",
     "PinnedAddressAdapter",
+    "WebhookSession",
     "ensure_safe_webhook_url",
     "is_public_address",
     "webhook_session",
@@ -241,19 +244,36 @@ class PinnedAddressAdapter(HTTPAdapter):
         return host_params, pool_kwargs
 
 
+class WebhookSession(StatelessSession):
+    """Keep-alive connections without the rest of a browser's state: no cookies, no
+    redirects, nothing from the environment."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.trust_env = False
+        adapter = PinnedAddressAdapter()
+        self.mount("http://", adapter)
+        self.mount("https://", adapter)
+
+    def resolve_redirects(
+        self, resp: Any, req: Any, *args: Any, **kwargs: Any
+    ) -> Generator[Any, None, None]:
+        # Deliveries never follow a redirect. requests still walks one even with
+        # allow_redirects=False (to prepare ``Response.next``): it reads the whole answer,
+        # past RESPONSE_BODY_LIMIT and DEADLINE, and copies the 3xx's Set-Cookie into the
+        # prepared next request. Nothing of that is wanted.
+        yield from ()
+
+
 _local = threading.local()
 
 
 def webhook_session() -> requests.Session:
     """This thread's session: keep-alive connections, the pinned adapter on http and
-    https, and no proxies or ``.netrc`` credentials from the environment (a proxy
-    would be what the guard checked, and netrc would hand receivers passwords)."""
+    https, no cookies kept or sent, no redirect prepared, and no proxies or ``.netrc``
+    credentials from the environment (a proxy would be what the guard checked, and
+    netrc would hand receivers passwords)."""
     session: requests.Session | None = getattr(_local, "session", None)
     if session is None:
-        session = requests.Session()
-        session.trust_env = False
-        adapter = PinnedAddressAdapter()
-        session.mount("http://", adapter)
-        session.mount("https://", adapter)
-        _local.session = session
+        session = _local.session = WebhookSession()
     return session

@@ -19,6 +19,7 @@ from urllib.parse import quote
 import requests
 from django.utils.translation import gettext_lazy as _
 
+from .._outbound import StatelessSession
 from ..exceptions import BadGatewayException, ForbiddenException
 
 __all__ = ["MAX_DOCUMENT_BYTES", "OAuthProviderError", "ProviderClient", "TokenResponse"]
@@ -49,10 +50,10 @@ class TokenResponse:
 
 def _session() -> requests.Session:
     # One pooled session per thread: keep-alive to the provider without sharing a
-    # Session across threads.
+    # Session across threads, and without cookies (one provider's would reach another).
     session: requests.Session | None = getattr(_local, "session", None)
     if session is None:
-        session = _local.session = requests.Session()
+        session = _local.session = StatelessSession()
     return session
 
 

@@ -82,7 +82,12 @@ class OAuthManager:
             raise OAuthProviderError(str(exc)) from None
 
     def provider(self, provider_name: str) -> OAuthProvider:
-        """The provider named ``provider_name``; ``NotFoundException`` (404) otherwise."""
+        """The provider named ``provider_name``, with what its discovery document says
+        (read on its first use: ``OAuthProviderError``, 502, when that fails);
+        ``NotFoundException`` (404) when there is none."""
+        return self._ready(self._configured(provider_name))
+
+    def _configured(self, provider_name: str) -> OAuthProvider:
         provider = self.providers.get(provider_name)
         if provider is None:
             raise NotFoundException(
@@ -91,6 +96,14 @@ class OAuthManager:
                 code="oauth_unknown_provider",
             )
         return provider
+
+    def _ready(self, provider: OAuthProvider) -> OAuthProvider:
+        try:
+            return provider.resolved(self.timeout)
+        except OAuthDiscoveryError as exc:
+            # This provider's requests fail until its document can be read; the others
+            # are not affected, and the next request for it tries again.
+            raise OAuthProviderError(str(exc)) from None
 
     def redirect_url(
         self, request: HttpRequest, provider_name: str, *, next: str | None = None
@@ -145,10 +158,13 @@ class OAuthManager:
         ``map_userinfo`` gives the result. ``request.oauth_next`` holds the ``next``
         given to :meth:`redirect_url`.
         """
-        provider = self.provider(provider_name)
+        configured = self._configured(provider_name)
         params = request.GET
-        entry = consume_state(request, provider.name, params.get("state"))
+        entry = consume_state(request, configured.name, params.get("state"))
         request.oauth_next = entry.get("n")  # type: ignore[attr-defined]
+        # After the state: a callback that is not ours makes no request, discovery
+        # included.
+        provider = self._ready(configured)
         self._check_issuer(provider, params.get("iss"))
         if "error" in params:
             description = _printable(params.get("error_description"))

@@ -8,7 +8,18 @@ from typing import Any
 
 from .._sso import validate_provider_fields
 
-__all__ = ["OAuthProvider", "OAuthUser", "UserinfoFetcher"]
+__all__ = [
+    "TOKEN_AUTH_METHODS",
+    "OAuthProvider",
+    "OAuthUser",
+    "UserinfoFetcher",
+    "check_pkce",
+    "check_token_auth_method",
+]
+
+# The ways a confidential client can send its secret to the token endpoint (OIDC Core,
+# section 9): an HTTP Basic header, or form fields of the request body.
+TOKEN_AUTH_METHODS = ("client_secret_basic", "client_secret_post")
 
 
 @dataclass(frozen=True)
@@ -43,14 +54,17 @@ class OAuthProvider:
     ``redirect_uri`` is the callback URL exactly as registered at the provider; it is
     configured, never derived from the incoming request's Host header, so a forged Host
     cannot send the authorization code elsewhere. ``map_userinfo`` turns the provider's
-    userinfo document into an :class:`OAuthUser` (``provider``, ``access_token`` and
-    ``raw`` are filled in by the manager).
+    userinfo document into an :class:`OAuthUser`; the builders' functions name their
+    provider in it (the manager sets ``provider`` to this provider's name anyway, and
+    fills ``access_token`` and ``raw``).
 
     Optional: ``issuer`` (the OIDC issuer; when set, a callback carrying an ``iss``
     parameter must name it, and with ``require_iss`` it must carry one: the mix-up
-    defence), ``token_auth_method`` (``client_secret_basic`` or ``client_secret_post``),
-    ``authorize_params`` (extra query parameters), ``fetch_userinfo`` (replaces the
-    single GET of ``userinfo_url``) and ``pkce``.
+    defence), ``token_auth_method`` (how the client secret goes to the token endpoint:
+    ``client_secret_basic``, an HTTP Basic ``Authorization`` header, the OIDC default;
+    or ``client_secret_post``, form fields), ``authorize_params`` (extra query
+    parameters), ``fetch_userinfo`` (replaces the single GET of ``userinfo_url``) and
+    ``pkce``.
 
     ``pkce`` (on by default) sends an RFC 7636 S256 ``code_challenge`` with each
     authorization request and its ``code_verifier`` with the code: a code stolen from
@@ -70,7 +84,7 @@ class OAuthProvider:
     map_userinfo: Callable[[Mapping[str, Any]], OAuthUser]
     issuer: str | None = None
     require_iss: bool = False
-    token_auth_method: str = "client_secret_post"
+    token_auth_method: str = "client_secret_basic"
     authorize_params: Mapping[str, str] = field(default_factory=dict)
     fetch_userinfo: UserinfoFetcher | None = field(default=None, repr=False)
     pkce: bool = True
@@ -81,11 +95,28 @@ class OAuthProvider:
         )
         if not self.client_id:
             raise ValueError(f"OAuthProvider {self.name!r} has no client_id.")
-        if not isinstance(self.pkce, bool):
-            # A string "false" from an environment variable would read as on.
-            raise ValueError(f"OAuthProvider.pkce must be True or False, not {self.pkce!r}.")
-        if self.token_auth_method not in ("client_secret_basic", "client_secret_post"):
-            raise ValueError(
-                f"OAuthProvider.token_auth_method must be client_secret_basic or "
-                f"client_secret_post, not {self.token_auth_method!r}."
-            )
+        check_pkce(self.pkce)
+        check_token_auth_method(self.token_auth_method)
+
+    def resolved(self, timeout: float | None = None) -> OAuthProvider:
+        """This provider with every field known: itself, unless it waits for its OIDC
+        discovery document (``generic_oidc(issuer=...)``), which is then read (within
+        ``timeout`` seconds, when given) and kept; ``OAuthDiscoveryError`` when it cannot
+        be read or used, tried again on the next call."""
+        return self
+
+
+def check_pkce(value: Any) -> None:
+    """``ValueError`` unless ``value`` is a bool."""
+    if not isinstance(value, bool):
+        # A string "false" from an environment variable would read as on.
+        raise ValueError(f"OAuthProvider.pkce must be True or False, not {value!r}.")
+
+
+def check_token_auth_method(value: Any) -> None:
+    """``ValueError`` unless ``value`` is one of :data:`TOKEN_AUTH_METHODS`."""
+    if value not in TOKEN_AUTH_METHODS:
+        raise ValueError(
+            f"OAuthProvider.token_auth_method must be client_secret_basic or "
+            f"client_secret_post, not {value!r}."
+        )

@@ -1,4 +1,4 @@
-"""Checks ``appframework_saml.E001`` to ``E003``, ``W001`` to ``W003`` and ``I001`` (docs/checks.md)."""
+"""Checks ``appframework_saml.E001`` to ``E003``, ``W001`` to ``W005`` and ``I001`` (docs/checks.md)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ from typing import Any
 from django.apps import AppConfig, apps
 from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.module_loading import import_string
 
 from .._sso import sessions_ready, shared_setting_problems
-from ..checks import _DOCS, _error, _warning
+from ..checks import _DOCS, _backend, _error, _is_locmem, _warning
 from ..conf import app_settings
 
 Messages = list[checks.CheckMessage]
@@ -106,6 +107,8 @@ def _static_providers() -> list[Any]:
     from .types import SamlProvider
 
     providers = app_settings.SAML.PROVIDERS
+    if isinstance(providers, SamlProvider):
+        return [providers]
     if not isinstance(providers, list | tuple):
         return []
     return [p for p in providers if isinstance(p, SamlProvider)]
@@ -196,5 +199,72 @@ def check_session_samesite(
             "the redirect after the IdP's POST, so every SP-initiated SAML sign-in is "
             "refused (saml_request_not_started_here).",
             "Use 'Lax' (Django's default), or 'None' with SESSION_COOKIE_SECURE.",
+        )
+    ]
+
+
+def check_idp_initiated(
+    *, app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
+) -> Messages:
+    """W004: a provider listed in settings accepts IdP-initiated responses. Nothing binds
+    such a response to the browser posting it, so anyone with a valid one for their own
+    account can sign a visitor in as themselves (login CSRF)."""
+    return [
+        _warning(
+            "appframework_saml.W004",
+            f"SAML provider {provider.name!r} accepts IdP-initiated responses "
+            "(allow_idp_initiated=True): nothing ties such a response to the browser that "
+            "posts it, so another site can sign its visitors in to an account of the "
+            "attacker's (login CSRF).",
+            "Set allow_idp_initiated=False unless users must start sign-in at the IdP; "
+            "then sign-in starts at /saml/<name>/login.",
+        )
+        for provider in _static_providers()
+        if provider.allow_idp_initiated
+    ]
+
+
+def _process_local(alias: str) -> bool:
+    """Whether cache ``alias`` lives in one process only: LocMemCache (the core's W005
+    test, reused) or DummyCache, which keeps nothing at all."""
+    if _is_locmem(alias):
+        return True
+    from django.core.cache.backends.dummy import DummyCache
+
+    path = _backend(alias)
+    try:
+        backend = import_string(path) if path else None
+    except ImportError:
+        return False
+    return isinstance(backend, type) and issubclass(backend, DummyCache)
+
+
+def check_replay_cache(
+    *, app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
+) -> Messages:
+    """W005: ``REPLAY_CACHE`` is per process with DEBUG off. Not only under ``--deploy``
+    (where the core's W005 says it of every such cache): SAML does not merely weaken
+    with several workers, it stops working, since the ACS POST seldom reaches the process
+    that started the login, and a replay reaching another process is accepted."""
+    from django.conf import settings
+
+    if settings.DEBUG:
+        return []  # the development server: one process
+    section = app_settings.SAML
+    providers = section.PROVIDERS
+    if isinstance(providers, list | tuple) and not providers:
+        return []  # nothing signs in through SAML (a factory may return providers)
+    alias = str(section.REPLAY_CACHE)
+    if not _process_local(alias):
+        return []
+    return [
+        _warning(
+            "appframework_saml.W005",
+            f"SAML['REPLAY_CACHE'] is cache {alias!r}, which each process keeps for itself "
+            f"({_backend(alias).rsplit('.', 1)[-1]}): with several workers an IdP's answer "
+            "rarely reaches the process that started the login (saml_invalid), and a "
+            "replayed response reaching another process is accepted.",
+            f"Point CACHES[{alias!r}] or SAML['REPLAY_CACHE'] at a cache every process "
+            "shares (Redis, Memcached or Django's database cache).",
         )
     ]

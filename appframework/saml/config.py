@@ -23,11 +23,55 @@ from saml2.client import Saml2Client
 from saml2.config import SPConfig
 from saml2.saml import NAMEID_FORMAT_UNSPECIFIED
 from saml2.sigver import get_xmlsec_binary
-from saml2.xmldsig import DIGEST_SHA256, SIG_RSA_SHA256
+from saml2.xmldsig import (
+    DIGEST_SHA1,
+    DIGEST_SHA256,
+    DIGEST_SHA384,
+    DIGEST_SHA512,
+    SIG_ECDSA_SHA256,
+    SIG_ECDSA_SHA384,
+    SIG_ECDSA_SHA512,
+    SIG_RSA_SHA1,
+    SIG_RSA_SHA256,
+    SIG_RSA_SHA384,
+    SIG_RSA_SHA512,
+)
 
 from .types import SamlProvider
 
-__all__ = ["client_for", "idp_metadata_xml", "key_files", "sp_config_dict"]
+__all__ = [
+    "STRONG_DIGEST_METHODS",
+    "STRONG_SIGNATURE_METHODS",
+    "accepted_algorithms",
+    "client_for",
+    "idp_metadata_xml",
+    "key_files",
+    "sp_config_dict",
+]
+
+# SHA-256 and stronger, RSA or ECDSA: what responses may be signed with, and all the SP
+# metadata advertises. Anything else (MD5, SHA-1, SHA-224, RIPEMD-160, DSA, and HMAC,
+# whose key would be the IdP's public certificate) is refused before xmlsec1 runs.
+STRONG_SIGNATURE_METHODS = frozenset(
+    {
+        SIG_RSA_SHA256,
+        SIG_RSA_SHA384,
+        SIG_RSA_SHA512,
+        SIG_ECDSA_SHA256,
+        SIG_ECDSA_SHA384,
+        SIG_ECDSA_SHA512,
+    }
+)
+STRONG_DIGEST_METHODS = frozenset({DIGEST_SHA256, DIGEST_SHA384, DIGEST_SHA512})
+
+
+def accepted_algorithms(provider: SamlProvider) -> tuple[frozenset[str], frozenset[str]]:
+    """(SignatureMethod, DigestMethod) URIs a response of ``provider`` may use: RSA-SHA1
+    and SHA-1 join the strong ones only with ``allow_sha1``."""
+    if provider.allow_sha1:
+        return STRONG_SIGNATURE_METHODS | {SIG_RSA_SHA1}, STRONG_DIGEST_METHODS | {DIGEST_SHA1}
+    return STRONG_SIGNATURE_METHODS, STRONG_DIGEST_METHODS
+
 
 _lock = threading.Lock()
 _key_dir: Path | None = None

@@ -5,9 +5,11 @@ from __future__ import annotations
 import base64
 import binascii
 import calendar
+import contextlib
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextvars import ContextVar
 from dataclasses import asdict
 from typing import Any
 from urllib.parse import urlencode
@@ -18,13 +20,14 @@ from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils.translation import gettext_lazy as _
 from saml2 import BINDING_HTTP_POST, BINDING_HTTP_REDIRECT
+from saml2.saml import SCM_BEARER
 from saml2.time_util import str_to_time
 from saml2.xmldsig import SIG_RSA_SHA256
 
 from .._sso import named_providers
 from ..conf import app_settings, derived_setting
 from ..exceptions import BadRequestException, ForbiddenException, NotFoundException
-from .config import client_for
+from .config import accepted_algorithms, client_for
 from .metadata import metadata_xml
 from .store import (
     pop_request,
@@ -37,6 +40,8 @@ from .types import SamlProvider, SamlUser
 
 __all__ = [
     "EMAIL_ATTRIBUTES",
+    "MAX_LOGGED_REASON",
+    "MAX_NAME_ID",
     "NAME_ATTRIBUTES",
     "asaml_acs",
     "asaml_acs_redirect",
@@ -76,6 +81,13 @@ NAME_ATTRIBUTES = (
 )
 _NAMEID_EMAIL = "urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress"
 _SAMLP = "{urn:oasis:names:tc:SAML:2.0:protocol}"
+_DS = "{http://www.w3.org/2000/09/xmldsig#}"
+# Characters of a refusal's reason in the log: the reason quotes the posted document
+# (an InResponseTo, pysaml2's message), which anyone may make 500 kB long.
+MAX_LOGGED_REASON = 300
+# Persistent NameIDs are at most 256 characters (SAML core 8.3.7); twice that leaves
+# room for the other formats, and bounds what is stored for a sign-in (SamlIdentity).
+MAX_NAME_ID = 512
 # A SAMLResponse is a few kilobytes; this bounds the work an anonymous POST can cause.
 MAX_RESPONSE_BYTES = 512_000
 _ACS_PATH = re.compile(r"/saml/[A-Za-z0-9_-]+/acs/?")
@@ -150,9 +162,49 @@ def saml_metadata(request: HttpRequest, provider: str | SamlProvider) -> HttpRes
     )
 
 
+def _one_line(text: str, limit: int = MAX_LOGGED_REASON) -> str:
+    """``text`` as one log line of at most ``limit`` characters: line breaks, other
+    control and format characters (bidi overrides) become spaces, so a posted value can
+    neither forge a log line nor flood the log."""
+    text = "".join(c if c.isprintable() else " " for c in text[: limit * 2])
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _refuse(reason: str, code: str = "saml_invalid") -> ForbiddenException:
-    logger.warning("SAML response refused: %s", reason)
+    logger.warning("SAML response refused: %s", _one_line(reason))
     return ForbiddenException(_("The SAML response was refused."), code=code)
+
+
+# True while this thread or task has pysaml2 validate a posted response.
+_validating: ContextVar[bool] = ContextVar("appframework_saml_validating", default=False)
+
+
+class _QuietDuringValidation(logging.Filter):
+    """Drops pysaml2's own records of INFO and above while a response is validated in
+    this context. It logs each refusal at ERROR, some with a traceback and some with the
+    whole assertion, so anonymous POSTs could flood the logs; ``_refuse`` logs the one
+    line that matters. DEBUG stays, for whoever turns it on to study an IdP."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno < logging.INFO or not _validating.get()
+
+
+_QUIET = _QuietDuringValidation()
+
+
+@contextlib.contextmanager
+def _pysaml2_quiet() -> Iterator[None]:
+    # A filter on the "saml2" logger would not see its children's records (propagation
+    # skips ancestors' filters), so each saml2.* logger gets it; addFilter adds it once.
+    for name in list(logging.Logger.manager.loggerDict):
+        if name == "saml2" or name.startswith("saml2."):
+            logging.getLogger(name).addFilter(_QUIET)
+    token = _validating.set(True)
+    try:
+        yield
+    finally:
+        _validating.reset(token)
 
 
 def _decode(request: HttpRequest) -> tuple[str, bytes]:
@@ -175,15 +227,29 @@ def _decode(request: HttpRequest) -> tuple[str, bytes]:
     return encoded, document
 
 
-def _in_response_to(document: bytes) -> str | None:
+def _read_before_validation(provider: SamlProvider, document: bytes) -> str | None:
     """The Response's ``InResponseTo``, read before validation only to find the request
-    it answers (pysaml2 then checks it against the signed document)."""
+    it answers (pysaml2 then checks it against the signed document).
+
+    A signature made with an algorithm ``provider`` does not accept is refused here,
+    before xmlsec1 runs: xmlsec1 verifies with whatever algorithm the document names,
+    SHA-1 included. Every SignedInfo in the document is looked at, so whichever one
+    xmlsec1 is made to verify was checked."""
     try:
         root = SafeTree.fromstring(document, forbid_dtd=True)
     except Exception as exc:  # defusedxml's refusals and ParseError alike
         raise _refuse(f"unparsable XML ({exc.__class__.__name__})") from None
     if root.tag != f"{_SAMLP}Response":
         raise _refuse(f"the document is a {root.tag}, not a Response")
+    signing, digests = accepted_algorithms(provider)
+    for signed_info in root.iter(f"{_DS}SignedInfo"):
+        used = [(e.get("Algorithm"), signing) for e in signed_info.iter(f"{_DS}SignatureMethod")]
+        used += [(e.get("Algorithm"), digests) for e in signed_info.iter(f"{_DS}DigestMethod")]
+        for algorithm, accepted in used:
+            if algorithm not in accepted:
+                raise _refuse(
+                    f"a signature uses an algorithm this provider does not accept: {algorithm}"
+                )
     value = root.get("InResponseTo")
     return value or None
 
@@ -213,11 +279,49 @@ def _first(user_attrs: SamlUser, names: Iterable[str]) -> str | None:
     return None
 
 
-def _not_on_or_after(assertion: Any) -> float | None:
+def _check_profile(provider: SamlProvider, response: Any) -> None:
+    """What the Web Browser SSO profile requires and pysaml2 lets pass (it checks these
+    fields when they are present)."""
+    # The bindings require Destination on a signed message: without it, a Response an
+    # IdP signed for another of its SPs could be posted here.
+    if not response.response.destination:
+        raise _refuse("the Response has no Destination")
+    assertion = response.assertion
     conditions = assertion.conditions
-    if conditions is None or not conditions.not_on_or_after:
-        return None
-    return float(calendar.timegm(str_to_time(conditions.not_on_or_after)))
+    restrictions = (conditions.audience_restriction if conditions is not None else None) or []
+    if not restrictions:
+        raise _refuse("the assertion has no AudienceRestriction")
+    # Each restriction must hold (SAML core 2.5.1.4); pysaml2 is content with any one.
+    for restriction in restrictions:
+        audiences = {(audience.text or "").strip() for audience in restriction.audience or ()}
+        if provider.sp_entity_id not in audiences:
+            raise _refuse("an AudienceRestriction does not name this service provider")
+    # pysaml2 has left only the confirmations it accepted in the subject.
+    bearers = [
+        confirmation
+        for confirmation in assertion.subject.subject_confirmation or ()
+        if confirmation.method == SCM_BEARER
+    ]
+    if not bearers:
+        raise _refuse("the assertion has no bearer SubjectConfirmation")
+    # Without NotOnOrAfter a bearer assertion is good forever, and would be accepted
+    # again the moment its replay record expires.
+    if any(
+        c.subject_confirmation_data is None or not c.subject_confirmation_data.not_on_or_after
+        for c in bearers
+    ):
+        raise _refuse("a bearer SubjectConfirmationData has no NotOnOrAfter")
+
+
+def _latest_expiry(assertion: Any) -> float | None:
+    """The latest NotOnOrAfter of the assertion (its Conditions' and its subject
+    confirmations'): past it, plus the clock skew, pysaml2 refuses it whatever the
+    replay cache says."""
+    values = [getattr(assertion.conditions, "not_on_or_after", None)]
+    for confirmation in assertion.subject.subject_confirmation or ():
+        values.append(getattr(confirmation.subject_confirmation_data, "not_on_or_after", None))
+    times = [float(calendar.timegm(str_to_time(value))) for value in values if value]
+    return max(times) if times else None
 
 
 def _saml_user(provider: SamlProvider, response: Any) -> SamlUser:
@@ -225,9 +329,16 @@ def _saml_user(provider: SamlProvider, response: Any) -> SamlUser:
     name_id = response.name_id
     if name_id is None or not (name_id.text or "").strip():
         raise _refuse("the assertion has no NameID")
+    if len(name_id.text.strip()) > MAX_NAME_ID:
+        raise _refuse(f"the NameID is longer than {MAX_NAME_ID} characters")
     attributes, friendly = _attributes(assertion)
     authn = assertion.authn_statement[0] if assertion.authn_statement else None
-    bare = SamlUser(name_id=name_id.text.strip(), attributes=attributes, friendly_names=friendly)
+    bare = SamlUser(
+        name_id=name_id.text.strip(),
+        attributes=attributes,
+        friendly_names=friendly,
+        name_id_format=name_id.format or None,
+    )
     email = _first(
         bare, [provider.email_attribute] if provider.email_attribute else EMAIL_ATTRIBUTES
     )
@@ -244,6 +355,7 @@ def _saml_user(provider: SamlProvider, response: Any) -> SamlUser:
         attributes=attributes,
         session_index=getattr(authn, "session_index", None) or None,
         friendly_names=friendly,
+        name_id_format=bare.name_id_format,
     )
 
 
@@ -256,19 +368,23 @@ def saml_acs(request: HttpRequest, provider: str | SamlProvider) -> SamlUser:
     do the whole ACS with that check.
 
     No ``SAMLResponse``: ``BadRequestException``. Everything else that is wrong is a
-    ``ForbiddenException``: a signature missing, broken or made with another key than
-    the IdP's; a time window passed or not begun; another audience or destination; an
-    ``InResponseTo`` that is not an outstanding request of this provider (each request
-    id is accepted once); an IdP-initiated response when the provider refuses them; an
-    assertion id accepted before (kept in the shared cache, so a replay is caught by
-    any process); and any response pysaml2 cannot make sense of.
+    ``ForbiddenException``: a signature missing, broken, made with another key than
+    the IdP's, or with SHA-1 or weaker (unless ``allow_sha1``); a time window passed or
+    not begun; another audience or destination, or none (the Response must name its
+    Destination, and every AudienceRestriction this SP); a bearer confirmation without
+    NotOnOrAfter; an ``InResponseTo`` that is not an outstanding request of this
+    provider (each request id is accepted once); an IdP-initiated response when the
+    provider refuses them; an assertion id accepted before (kept in the shared cache
+    until the assertion's last NotOnOrAfter has passed, so a replay is caught by any
+    process); and any response pysaml2 cannot make sense of. Each refusal is logged as
+    one line of bounded length; pysaml2's own error records for it are not.
     ``request.saml_next`` holds the ``next`` given to ``saml_login`` (None when
     IdP-initiated; the ``RelayState`` is then the only hint, and must be checked), and
     ``request.saml_in_response_to`` the request id answered (None when IdP-initiated).
     """
     provider = provider_named(provider)
     encoded, document = _decode(request)
-    request_id = _in_response_to(document)
+    request_id = _read_before_validation(provider, document)
     outstanding: dict[str, Any] = {}
     next_url: Any = None
     if request_id is not None:
@@ -280,14 +396,15 @@ def saml_acs(request: HttpRequest, provider: str | SamlProvider) -> SamlUser:
     elif not provider.allow_idp_initiated:
         raise _refuse("an IdP-initiated response, and this provider accepts none")
     try:
-        response = _client(provider).parse_authn_request_response(
-            encoded,
-            BINDING_HTTP_POST,
-            outstanding=outstanding,
-            # Any non-empty conv_info makes pysaml2 check the subject confirmation's
-            # Recipient against the ACS URLs; without it every Recipient passes.
-            conv_info={"acs_url": provider.acs_url},
-        )
+        with _pysaml2_quiet():
+            response = _client(provider).parse_authn_request_response(
+                encoded,
+                BINDING_HTTP_POST,
+                outstanding=outstanding,
+                # Any non-empty conv_info makes pysaml2 check the subject confirmation's
+                # Recipient against the ACS URLs; without it every Recipient passes.
+                conv_info={"acs_url": provider.acs_url},
+            )
     except Exception as exc:  # pysaml2 raises from many modules, some bare Exception
         raise _refuse(f"{exc.__class__.__name__}: {exc}") from None
     # A failed Destination check, for one, comes back as a response with no assertion.
@@ -295,9 +412,10 @@ def saml_acs(request: HttpRequest, provider: str | SamlProvider) -> SamlUser:
         raise _refuse("pysaml2 returned no assertion")
     if request_id is None and response.in_response_to:
         raise _refuse("InResponseTo differs from the one read before validation")
+    _check_profile(provider, response)
     user = _saml_user(provider, response)
     if not remember_assertion(
-        provider.name, response.assertion.id, _not_on_or_after(response.assertion)
+        provider.name, response.assertion.id, _latest_expiry(response.assertion)
     ):
         raise _refuse(f"assertion {response.assertion.id!r} was used already", "saml_replayed")
     request.saml_next = next_url  # type: ignore[attr-defined]

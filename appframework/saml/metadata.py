@@ -12,6 +12,7 @@ from .types import SamlProvider
 
 __all__ = ["metadata_schema", "metadata_xml"]
 
+_ALGSUPPORT = "urn:oasis:names:tc:SAML:metadata:algsupport"
 _SCHEMA_FILES = {
     "http://www.w3.org/XML/1998/namespace": "xml.xsd",
     "http://www.w3.org/2001/04/xmlenc#": "xenc-schema.xsd",
@@ -35,15 +36,40 @@ def metadata_schema() -> Any:
     )
 
 
+def _advertise_strong_algorithms_only(descriptor: Any) -> None:
+    """pysaml2 lists every algorithm the xmlsec1 binary knows (MD5, SHA-1, RIPEMD-160,
+    DSA-SHA1...) as DigestMethod / SigningMethod: an IdP reading them may pick one.
+    Only SHA-256 and stronger stay, even with ``allow_sha1`` (which tolerates a legacy
+    IdP, and must not invite others)."""
+    from .config import STRONG_DIGEST_METHODS, STRONG_SIGNATURE_METHODS
+
+    extensions = getattr(descriptor, "extensions", None)
+    if extensions is None:
+        return
+    strong = {"DigestMethod": STRONG_DIGEST_METHODS, "SigningMethod": STRONG_SIGNATURE_METHODS}
+    extensions.extension_elements = [
+        element
+        for element in extensions.extension_elements
+        if element.namespace != _ALGSUPPORT
+        or element.attributes.get("Algorithm") in strong.get(element.tag, ())
+    ]
+    # The schema wants at least one element in an Extensions.
+    if not extensions.extension_elements and not extensions.extension_attributes:
+        descriptor.extensions = None
+
+
 @functools.lru_cache(maxsize=64)
 def metadata_xml(provider: SamlProvider) -> str:
-    """The SP metadata for ``provider`` (entity id, ACS, signing certificate when set);
-    ``RuntimeError`` when the generated document does not validate against the schema."""
+    """The SP metadata for ``provider`` (entity id, ACS, signing certificate when set,
+    the SHA-256 and stronger algorithms accepted); ``RuntimeError`` when the generated
+    document does not validate against the schema."""
     from ..conf import app_settings
     from .config import client_for
 
     config = client_for(provider, int(app_settings.SAML.CLOCK_SKEW)).config
-    xml = str(entity_descriptor(config))
+    descriptor = entity_descriptor(config)
+    _advertise_strong_algorithms_only(descriptor)
+    xml = str(descriptor)
     try:
         metadata_schema().validate(xml)
     except Exception as exc:

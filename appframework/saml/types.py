@@ -20,7 +20,8 @@ _PEM_ARMOUR = re.compile(r"-----(BEGIN|END) [A-Z0-9 ]+-----")
 class SamlUser:
     """What the identity provider asserted. ``attributes`` maps each attribute ``Name``
     exactly as sent to its values; ``attribute(name)`` also finds an attribute by its
-    ``FriendlyName``."""
+    ``FriendlyName``. ``name_id_format`` is the NameID's ``Format`` as sent (None when
+    it named none)."""
 
     name_id: str
     email: str | None = None
@@ -28,6 +29,7 @@ class SamlUser:
     attributes: Mapping[str, list[str]] = field(default_factory=dict)
     session_index: str | None = None
     friendly_names: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+    name_id_format: str | None = None
 
     def attribute(self, name: str) -> str | None:
         """The first value of attribute ``name`` (its Name or FriendlyName), or None."""
@@ -78,8 +80,19 @@ class SamlProvider:
     the display name when the common names are not used.
 
     Beyond those: ``allow_idp_initiated`` (accept responses no AuthnRequest asked for;
-    they are validated the same way) and ``want_assertions_signed`` (the assertion must
-    carry its own signature too, besides the response's, which is always required).
+    they are validated the same way, but nothing binds them to the browser that posts
+    them: login CSRF, hence ``appframework_saml.W004``) and ``want_assertions_signed``
+    (the assertion must carry its own signature too, besides the response's, which is
+    always required).
+
+    ``trust_email``: the default user handler may sign an identity it has never seen into
+    the existing account with the asserted email (and link them). Only for an IdP that
+    vouches for its users' addresses and that you trust with every account here, such
+    as your own organisation's; otherwise such an identity is refused
+    (``saml_email_not_trusted``) and only new addresses get accounts.
+
+    ``allow_sha1``: accept RSA-SHA1 signatures and SHA-1 digests, for a legacy IdP that
+    cannot sign otherwise. Off, only SHA-256 and stronger verify.
     """
 
     name: str
@@ -94,6 +107,8 @@ class SamlProvider:
     name_attribute: str | None = None
     allow_idp_initiated: bool = True
     want_assertions_signed: bool = True
+    trust_email: bool = False
+    allow_sha1: bool = False
 
     def __post_init__(self) -> None:
         validate_provider_fields(self, ("idp_sso_url", "acs_url"))

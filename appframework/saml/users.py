@@ -1,9 +1,16 @@
-"""The default ``SAML["USER_HANDLER"]``: the local account with the asserted email.
+"""The default ``SAML["USER_HANDLER"]``: find or create the local user for a SAML identity.
 
-An identity provider configured for this site is its users' authority: the email it
-asserts, under a signature only its key can make, selects the account, which is
-created on first sign-in. Projects that trust an IdP for some accounts only (another
-organisation's IdP, say) point ``USER_HANDLER`` at their own function.
+1. A linked identity (provider, NameID) signs in its user, whatever email it asserts.
+2. Otherwise an account with the asserted email is linked and signed in only when the
+   provider has ``trust_email=True``: an IdP you do not run may assert any address (its
+   user typed it, or its administrator did), and linking on it hands over the password
+   account of whoever owns that address (403 ``saml_email_not_trusted`` instead).
+3. Otherwise a new account is created (with an unusable password) and linked.
+
+A transient NameID changes at every sign-in, so it is never linked: with ``trust_email``
+the email finds the account each time; without it nothing could recognise the person
+at their next sign-in, and the response is refused (403 ``saml_name_id_transient``).
+Projects with other rules point ``USER_HANDLER`` at their own function.
 """
 
 from __future__ import annotations
@@ -11,9 +18,10 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
+from saml2.saml import NAMEID_FORMAT_TRANSIENT
 
 from ..auth.sso import create_sso_user
 from ..exceptions import ForbiddenException
@@ -25,16 +33,63 @@ __all__ = ["find_or_create_user"]
 def find_or_create_user(
     request: HttpRequest | None, saml_user: SamlUser, provider: SamlProvider
 ) -> Any:
-    if not saml_user.email:
-        raise ForbiddenException(
-            _(
-                "The identity provider did not assert an email address, which an account here needs."
-            ),
-            code="saml_email_required",
-        )
+    from .models import SamlIdentity
+
+    transient = saml_user.name_id_format == NAMEID_FORMAT_TRANSIENT
     model = get_user_model()
     with transaction.atomic():
+        if not transient:
+            identity = (
+                SamlIdentity.objects.select_related("user")
+                .filter(provider=provider.name, name_id=saml_user.name_id)
+                .first()
+            )
+            if identity is not None:
+                identity.email = saml_user.email or ""
+                identity.save(update_fields=["email", "last_login_at"])
+                return identity.user
+        if not saml_user.email:
+            raise ForbiddenException(
+                _(
+                    "The identity provider did not assert an email address, which an account here needs."
+                ),
+                code="saml_email_required",
+            )
+        if transient and not provider.trust_email:
+            raise ForbiddenException(
+                _(
+                    "The identity provider names you differently at every sign-in, so this "
+                    "site cannot recognise you."
+                ),
+                code="saml_name_id_transient",
+            )
         existing = model._default_manager.filter(
             **{f"{model.get_email_field_name()}__iexact": saml_user.email}
         ).first()
-        return existing or create_sso_user(request, saml_user.email, saml_user.name)
+        if existing is not None and not provider.trust_email:
+            raise ForbiddenException(
+                _(
+                    "An account with this email address exists, and this identity provider "
+                    "is not trusted to say the address is yours. Sign in with your password."
+                ),
+                code="saml_email_not_trusted",
+            )
+        user = existing or create_sso_user(request, saml_user.email, saml_user.name)
+        if transient:
+            return user
+        try:
+            with transaction.atomic():
+                SamlIdentity.objects.create(
+                    user=user,
+                    provider=provider.name,
+                    name_id=saml_user.name_id,
+                    email=saml_user.email,
+                )
+        except IntegrityError:
+            # A concurrent first sign-in of the same identity linked it first.
+            return (
+                SamlIdentity.objects.select_related("user")
+                .get(provider=provider.name, name_id=saml_user.name_id)
+                .user
+            )
+        return user

@@ -4,13 +4,17 @@ Each provider appears when its client id is set: ``GOOGLE_CLIENT_ID``/``_SECRET`
 ``GITHUB_CLIENT_ID``/``_SECRET``, ``MICROSOFT_CLIENT_ID``/``_SECRET`` (and
 ``MICROSOFT_TENANT``), and ``OAUTH_LOCAL_ISSUER`` for the local OpenID Connect provider
 that ``scripts/demo`` starts (``python -m testproject.local_idp``; client
-``OAUTH_LOCAL_CLIENT_ID``/``_SECRET``, default ``appframework-demo``/``demo-secret``).
+``OAUTH_LOCAL_CLIENT_ID``/``_SECRET``, default ``appframework-demo``/``demo-secret``;
+``OAUTH_LOCAL_TOKEN_AUTH_METHOD`` may set ``token_auth_method``). Any other OpenID
+provider can stand in for it (docs/oauth.md, "The demo against your own provider").
 Callback URLs are ``DEMO_BASE_URL/auth/<name>/callback``.
 
 A SAML identity provider appears when ``SAML_IDP_SSO_URL`` is set, with
 ``SAML_IDP_ENTITY_ID`` and ``SAML_IDP_CERT`` (PEM text or a file); ``scripts/demo`` points
 them at the local IdP. This site's entity id is ``DEMO_BASE_URL/saml/local/metadata`` and
-its ACS ``DEMO_BASE_URL/saml/local/acs``.
+its ACS ``DEMO_BASE_URL/saml/local/acs``. Sign-in must start here (no IdP-initiated
+login), and a SAML identity signs in only to the account it created or was linked to,
+never to another account with the same email.
 """
 
 from __future__ import annotations
@@ -57,6 +61,8 @@ def oauth_providers() -> list[OAuthProvider]:
                     env.get("OAUTH_LOCAL_CLIENT_SECRET", "demo-secret"),
                     redirect_uri=_callback("local"),
                     issuer=env["OAUTH_LOCAL_ISSUER"],
+                    # Unset: as the provider's discovery document says.
+                    token_auth_method=env.get("OAUTH_LOCAL_TOKEN_AUTH_METHOD") or None,
                 )
             )
             continue
@@ -92,6 +98,15 @@ def saml_providers() -> list[SamlProvider]:
             idp_x509_cert=_pem(env.get("SAML_IDP_CERT", "")),
             sp_entity_id=f"{base}/saml/local/metadata",
             acs_url=f"{base}/saml/local/acs",
+            # Sign-in starts at the demo's button: an IdP-initiated response is bound to
+            # no browser, so another site could post one and sign visitors in to an
+            # account of its own (login CSRF).
+            allow_idp_initiated=False,
+            # Not trusted for email addresses, although scripts/demo runs the IdP: these
+            # variables may name any IdP, and the local one has an account asserting an
+            # address nobody verified (the "unverified" user). Trusting it would hand that
+            # account whichever demo account signed up with the address.
+            trust_email=False,
         )
     ]
 

@@ -1,4 +1,4 @@
-"""The demo's tenant resolver.
+"""The demo's tenant resolver: ``tenant_resolver`` configured, nothing hand-written.
 
 A signed-in user (session or bearer token) works in one of their tenants: the
 ``X-Tenant`` header of an API call, else the one chosen on /tenant (kept in the
@@ -12,50 +12,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import HttpRequest
-
-from appframework.auth import current_api_user_sync, current_user_sync
-from appframework.exceptions import ForbiddenException
-from appframework.http import has_authorization
+from appframework_tenancy.resolvers import require_member as _require_member
+from appframework_tenancy.resolvers import tenant_resolver
 
 PUBLIC_TENANT = 1
 SESSION_KEY = "tenant_id"
+#: The request.META key of the X-Tenant header the resolver reads.
 HEADER = "HTTP_X_TENANT"
 
 
 def member_tenant_ids(user: Any) -> list[int]:
+    # The demo keeps memberships in User.tenants (a many-to-many), not in a membership
+    # model; the lowest tenant id is a user's first.
     return sorted(user.tenants.values_list("id", flat=True))
 
 
-def resolve_tenant(request: HttpRequest) -> int | None:
-    user = current_user_sync(request) or current_api_user_sync(request)
-    if user is None:
-        return PUBLIC_TENANT
-    members = member_tenant_ids(user)
-    wanted: Any = request.META.get(HEADER)
-    if wanted is None:
-        if has_authorization(request):
-            # A token request is judged by the token alone: its user's tenants and the
-            # header, never the session that a browser's cookie may also carry.
-            return members[0] if members else PUBLIC_TENANT
-        # The session's choice is a preference: one the user is no longer a member of
-        # is forgotten (they must still reach /tenant and /logout), not refused.
-        session = getattr(request, "session", None)
-        chosen = session.get(SESSION_KEY) if session is not None else None
-        if chosen in members:
-            return int(chosen)
-        if chosen is not None and session is not None:
-            session.pop(SESSION_KEY, None)
-        return members[0] if members else PUBLIC_TENANT
-    try:
-        tenant = int(wanted)
-    except (TypeError, ValueError):
-        raise ForbiddenException("Unknown tenant.", code="tenant_not_member") from None
-    return require_member(tenant, members)
+resolve_tenant = tenant_resolver(
+    member_tenant_ids=member_tenant_ids,
+    header="X-Tenant",
+    session_key=SESSION_KEY,
+    public_tenant=PUBLIC_TENANT,
+)
 
 
 def require_member(tenant: int, members: list[int]) -> int:
     """``tenant``, if it is one of ``members``; a 403 otherwise (a claim, never trusted)."""
-    if tenant not in members:
-        raise ForbiddenException("You are not a member of this tenant.", code="tenant_not_member")
-    return tenant
+    return int(_require_member(tenant, members))

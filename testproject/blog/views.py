@@ -100,8 +100,11 @@ def login_view(request: HttpRequest) -> HttpResponse:
     )
 
 
+@csrf_protect_login
 @require_POST
 def logout_view(request: HttpRequest) -> HttpResponse:
+    """Checked like the login form, whatever the request carries: ending the browser's
+    session is the browser's business."""
     logout(request, everywhere=request.POST.get("everywhere") == "1")
     return redirect("index")
 
@@ -109,7 +112,8 @@ def logout_view(request: HttpRequest) -> HttpResponse:
 @require_POST
 @auth_required
 def issue_token(request: HttpRequest) -> JsonResponse:
-    token = container.resolve(TokenManager).issue(request.user)
+    # Tied to this session: signing out ends it (AUTH["REVOKE_TOKENS_ON_LOGOUT"]).
+    token = container.resolve(TokenManager).issue(request.user, request=request)
     return JsonResponse({"token": token, "type": "Bearer"})
 
 
@@ -239,12 +243,34 @@ def tenant_view(request: HttpRequest) -> HttpResponse:
     )
 
 
+#: The one answer for an address that cannot be used, taken or not.
+SIGNUP_REFUSED = "These details cannot be used for a new account."
+#: Sign-ups per client address and window (each fires webhooks).
+SIGNUP_LIMIT, SIGNUP_WINDOW = 5, 600
+
+
+def _limit_signups(request: HttpRequest) -> None:
+    from appframework.exceptions import TooManyRequestsException
+    from appframework.http import client_ip
+    from appframework.ratelimit import RateLimiter
+
+    result = container.resolve(RateLimiter).hit(
+        f"demo-signup:{client_ip(request)}", SIGNUP_LIMIT, SIGNUP_WINDOW
+    )
+    if not result.allowed:
+        raise TooManyRequestsException(
+            "Too many sign-ups from this address; try again later.",
+            code="signup_throttled",
+            retry_after=result.retry_after,
+        )
+
+
 @csrf_protect_login
 @require_http_methods(["GET", "HEAD", "POST"])
 def signup_view(request: HttpRequest) -> HttpResponse:
     """Create an account. The new user is announced with ``user_registered``, which the
     webhooks provider turns into a ``user.registered`` delivery to every subscribed
-    endpoint (the demo's own receiver among them: watch /webhooks)."""
+    endpoint (the demo's own receiver among them: staff watch it on /webhooks)."""
     from django.contrib.auth.password_validation import validate_password
     from django.core.exceptions import ValidationError
     from django.core.validators import validate_email
@@ -257,6 +283,7 @@ def signup_view(request: HttpRequest) -> HttpResponse:
     errors: list[str] = []
     email = ""
     if request.method == "POST":
+        _limit_signups(request)
         email = request.POST.get("email", "").strip()
         password = request.POST.get("password", "")
         try:
@@ -264,7 +291,8 @@ def signup_view(request: HttpRequest) -> HttpResponse:
         except ValidationError:
             errors.append("Enter a valid email address.")
         if not errors and User.objects.filter(email__iexact=email).exists():
-            errors.append("An account with this email exists.")
+            # Not "this email has an account": the form must not tell who is a user.
+            errors.append(SIGNUP_REFUSED)
         if not errors:
             candidate = User(email=email)
             try:
@@ -277,7 +305,7 @@ def signup_view(request: HttpRequest) -> HttpResponse:
                 # Delivered once this transaction commits (never for a rolled-back signup).
                 user_registered.send(sender=User, user=user, request=request)
             login(request, user)
-            return redirect("webhooks")
+            return redirect("/")
     return render(
         request,
         "blog/signup.html",
@@ -311,6 +339,33 @@ def _demo_webhook_secret() -> str:
 
 
 KEEP_RECEIVED = 100
+#: verify_webhook's tolerance: a captured delivery replays within it, so the ids of that
+#: long are always kept (pruning never makes an id new again while it could replay).
+REPLAY_TOLERANCE = 300
+
+
+def _verified_webhook_id(request: HttpRequest, secret: str) -> str:
+    """The ``X-Webhook-Id`` of a request signed with ``secret`` both ways (the body, and
+    id + timestamp + body within the tolerance); 401 for anything else, unsigned posts
+    included. No secret configured: nothing can be verified, so nothing is accepted (an
+    HMAC under an empty key is anyone's to compute)."""
+    from appframework.exceptions import UnauthorizedException
+    from appframework_webhooks import verify_signature, verify_webhook
+
+    body = request.body
+    if not (
+        secret
+        and verify_signature(secret, body, request.headers.get("X-Webhook-Signature"))
+        and verify_webhook(secret, request.headers, body, tolerance=REPLAY_TOLERANCE)
+    ):
+        raise UnauthorizedException(
+            "The webhook signature is missing, wrong or stale.", code="invalid_webhook_signature"
+        )
+    webhook_id = str(request.headers.get("X-Webhook-Id", ""))
+    if len(webhook_id) > 64:
+        # Stored cut, two ids could collide and one delivery be dropped as the other.
+        raise BadRequestException("X-Webhook-Id is longer than 64 characters.")
+    return webhook_id
 
 
 @csrf_exempt
@@ -318,39 +373,58 @@ KEEP_RECEIVED = 100
 def webhook_receiver(request: HttpRequest) -> HttpResponse:
     """A receiver as a client application would write it: check the signature of the
     exact body (``verify_signature``) and the replay-proof one (``verify_webhook``,
-    5 minutes' tolerance), then record the event. 401 for a bad signature."""
-    from appframework_webhooks import verify_signature, verify_webhook
+    5 minutes' tolerance), then record the event once per ``X-Webhook-Id``. 401 and
+    nothing stored for an unsigned, badly signed or stale post; a repeated id is
+    acknowledged (204) without a second row: delivery is at-least-once, and a receiver
+    that refused repeats would only make the sender retry them."""
+    from datetime import timedelta
+
+    from django.db import IntegrityError, transaction
+    from django.utils import timezone
 
     from .models import ReceivedWebhook
 
-    secret = _demo_webhook_secret()
+    webhook_id = _verified_webhook_id(request, _demo_webhook_secret())
     body = request.body
-    signed = verify_signature(secret, body, request.headers.get("X-Webhook-Signature"))
-    fresh = verify_webhook(secret, request.headers, body)
     try:
         event = str(_json_object(body).get("event", ""))
     except BadRequestException:
         event = ""
-    ReceivedWebhook.objects.create(
-        event=_storable(event or request.headers.get("X-Webhook-Event", ""))[:255],
-        webhook_id=_storable(request.headers.get("X-Webhook-Id", ""))[:64],
-        signature_valid=signed,
-        replay_proof_valid=fresh,
-        body=_storable(body.decode("utf-8", "replace"))[:10_000],
-    )
-    # Anyone can post here (that is the point of a receiver): keep only the latest rows.
+    try:
+        # The unique index on webhook_id (migration 0006) is the check: a lookup first
+        # would let two copies arriving at once both through.
+        with transaction.atomic():
+            ReceivedWebhook.objects.create(
+                event=_storable(event or request.headers.get("X-Webhook-Event", ""))[:255],
+                webhook_id=_storable(webhook_id),
+                signature_valid=True,
+                replay_proof_valid=True,
+                body=_storable(body.decode("utf-8", "replace"))[:10_000],
+            )
+    except IntegrityError:
+        return HttpResponse(status=204)
+    # Keep the latest rows only, but every id that could still be replayed.
+    recent = timezone.now() - timedelta(seconds=REPLAY_TOLERANCE)
     stale = ReceivedWebhook.objects.values_list("pk", flat=True)[KEEP_RECEIVED:]
-    ReceivedWebhook.objects.filter(pk__in=list(stale)).delete()
-    return HttpResponse(status=204 if signed and fresh else 401)
+    ReceivedWebhook.objects.filter(pk__in=list(stale), received_at__lt=recent).delete()
+    return HttpResponse(status=204)
 
 
 @require_GET
 def webhooks_page(request: HttpRequest) -> HttpResponse:
-    """/webhooks: the endpoints, the delivery log, and what the demo receiver got."""
+    """/webhooks, for staff: the endpoints, the delivery log, and what the demo receiver
+    got. The log shows each failure's code, not its message: the message can name
+    addresses of the internal network (the guard's refusal, a connection that failed)."""
+    from appframework.exceptions import ForbiddenException, UnauthorizedException
     from appframework_webhooks import WebhookDelivery, WebhookEndpoint
 
     from .models import ReceivedWebhook
 
+    user = current_user_sync(request)
+    if user is None:
+        raise UnauthorizedException()
+    if not user.is_staff:
+        raise ForbiddenException("The webhooks page is for staff.", code="staff_only")
     return render(
         request,
         "blog/webhooks.html",

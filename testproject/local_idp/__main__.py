@@ -4,7 +4,7 @@
         --redirect-uri http://127.0.0.1:8000/auth/local/callback
 
 Creates the data directory's keys on first use, migrates its SQLite database, seeds the
-demo accounts and the client (idempotent), then serves until interrupted and prints
+demo accounts and the clients (idempotent), then serves until interrupted and prints
 ``local-idp ready http://127.0.0.1:PORT`` once it listens (``--port 0`` picks a free port,
 and that line names it). Every option also reads an environment variable, for scripts.
 """
@@ -65,6 +65,16 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help=f"(env LOCAL_IDP_CLIENT_SECRET, default {DEFAULT_CLIENT_SECRET})",
     )
     parser.add_argument(
+        "--post-only-client",
+        dest="post_only_clients",
+        action="append",
+        default=None,
+        metavar="CLIENT_ID=SECRET",
+        help="another client, with the same redirect URIs, whose token requests must send "
+        "the secret as form fields (client_secret_post): a Basic header is refused; "
+        "repeat for more (env LOCAL_IDP_POST_ONLY_CLIENTS, space-separated)",
+    )
+    parser.add_argument(
         "--saml-sp",
         dest="saml_sps",
         action="append",
@@ -82,6 +92,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.saml_sps is None:
         args.saml_sps = env.get("LOCAL_IDP_SAML_SPS", "").split()
+    if args.post_only_clients is None:
+        args.post_only_clients = env.get("LOCAL_IDP_POST_ONLY_CLIENTS", "").split()
+    post_only = [value.partition("=") for value in args.post_only_clients]
+    if any(not client_id or not sep or not secret for client_id, sep, secret in post_only):
+        parser.error("--post-only-client takes CLIENT_ID=SECRET")
+    args.post_only_clients = [(client_id, secret) for client_id, _, secret in post_only]
     if args.data_dir is None:
         parser.error(f"--data-dir (or {DATA_DIR_ENV}) is required")
     if args.redirect_uris is None:
@@ -161,7 +177,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from testproject.local_idp.seed import DEMO_ACCOUNTS, PASSWORD, seed
 
     call_command("migrate", interactive=False, verbosity=0)
-    seed(args.redirect_uris, args.client_id, args.client_secret)
+    seed(args.redirect_uris, args.client_id, args.client_secret, args.post_only_clients)
 
     try:
         server = ThreadedWSGIServer((HOST, args.port), WSGIRequestHandler)
@@ -174,8 +190,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     accounts = ", ".join(account.username for account in DEMO_ACCOUNTS)
     pkce = "optional" if args.pkce_optional else "required"
+    post_only = "".join(
+        f", client {client_id} (client_secret_post only)" for client_id, _ in args.post_only_clients
+    )
     print(
-        f"local-idp: issuer {base_url}/o, client {args.client_id}, redirect URIs "
+        f"local-idp: issuer {base_url}/o, client {args.client_id}{post_only}, redirect URIs "
         f"{' '.join(args.redirect_uris)}, PKCE {pkce}; accounts {accounts} "
         f"(password {PASSWORD!r})",
         file=sys.stderr,

@@ -1,10 +1,15 @@
-"""The claims the provider issues, in the ID token and at the userinfo endpoint.
+"""The claims the provider issues, in the ID token and at the userinfo endpoint, and how
+it authenticates clients.
 
 DOT builds both from one dictionary (``get_claim_dict``: ``sub`` plus
 ``get_additional_claims``) and keeps only the claims whose scope was granted
 (``oidc_claim_scope``: ``email``/``email_verified`` need ``email``; ``name``, ``picture`` and
 ``preferred_username`` need ``profile``). Its userinfo view calls ``get_userinfo_claims``,
 which returns that same filtered dictionary.
+
+DOT takes the client secret either way from every client; a client registered for one
+method only (``seed.registered_auth_method``) is held to it here, as providers that
+enforce a client's registered ``token_endpoint_auth_method`` do.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from typing import Any
 from oauth2_provider.oauth2_validators import OAuth2Validator
 from oauth2_provider.settings import oauth2_settings
 
-from testproject.local_idp.seed import ACCOUNTS_BY_USERNAME
+from testproject.local_idp.seed import ACCOUNTS_BY_USERNAME, registered_auth_method
 
 Claim = Callable[[Any], Any]
 
@@ -63,3 +68,15 @@ class LocalIdpValidator(OAuth2Validator):
         # without an email has no email claims at all.
         claims = super().get_oidc_claims(token, token_handler, request)
         return {name: value for name, value in claims.items() if value is not None}
+
+    def authenticate_client(self, request: Any, *args: Any, **kwargs: Any) -> bool:
+        # DOT's own order: the Basic header, then the form fields.
+        if self._authenticate_basic_auth(request):
+            used = "client_secret_basic"
+        elif self._authenticate_request_body(request):
+            used = "client_secret_post"
+        else:
+            return False
+        registered = registered_auth_method(request.client)
+        # Refused like a wrong secret: 401 invalid_client.
+        return registered is None or registered == used

@@ -331,9 +331,15 @@ def test_token_is_rejected_after_logout_everywhere(client: Client, user: Any) ->
 
 
 @pytest.mark.django_db
-def test_token_survives_plain_logout_by_default(client: Client, user: Any) -> None:
+def test_token_survives_plain_logout_by_default(
+    client: Client, user: Any, settings: Any
+) -> None:
     # A token is a credential of its own: a plain logout ends the cookie, not the
-    # tokens (unless logout(revoke_tokens=True) or REVOKE_TOKENS_ON_LOGOUT says so).
+    # tokens (unless logout(revoke_tokens=True) or REVOKE_TOKENS_ON_LOGOUT says so). The
+    # demo turns REVOKE_TOKENS_ON_LOGOUT on; the library's default is off.
+    app = {section: dict(values) for section, values in settings.APPFRAMEWORK.items()}
+    app["AUTH"].pop("REVOKE_TOKENS_ON_LOGOUT", None)
+    settings.APPFRAMEWORK = app
     session = client_with_session(cookie_for(user))
     token = session.post("/token").json()["token"]
     session.post("/logout")

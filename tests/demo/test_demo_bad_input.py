@@ -1,20 +1,24 @@
 """The demo's answers to hostile input, found by probing it as an attacker: never a 500,
 nothing half-written. Titles refuse control, bidi-override and surrogate characters;
 bodies that are not a JSON object are a 400 however deep they nest; the public webhook
-receiver stores what it can and never crashes; a user who belongs to no tenant cannot
-write into the public one; turning two-factor off is rate-limited."""
+receiver refuses unsigned posts, stores what it can of signed ones and never crashes; a
+user who belongs to no tenant cannot write into the public one; turning two-factor off
+is rate-limited."""
 
 from __future__ import annotations
 
 import io
 import json
+import time
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.core.management import call_command
 from django.test import Client
 
 from appframework_tenancy import all_tenants
+from appframework_webhooks.delivery import webhook_headers
 from testproject.blog.models import Post, ReceivedWebhook, User
 from tests.conftest import enable_totp
 from tests.demo.browsing import browser_login, form_token
@@ -22,6 +26,11 @@ from tests.demo.browsing import browser_login, form_token
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo_stack")]
 
 DEEP = b"[" * 5000 + b"]" * 5000
+ODDITIES = pytest.mark.parametrize(
+    "body",
+    [b'{"event": "\\ud800"}', b'{"event": "a\\u0000b"}', DEEP, b"\xff\xfe\x00", b"[1]"],
+    ids=["lone-surrogate", "nul", "deep", "not-utf8", "list"],
+)
 
 
 @pytest.fixture
@@ -77,16 +86,27 @@ def test_a_body_that_is_not_a_json_object_is_a_400_not_a_500(editor: Client, bod
     assert post_count() == before
 
 
-@pytest.mark.parametrize(
-    "body",
-    [b'{"event": "\\ud800"}', b'{"event": "a\\u0000b"}', DEEP, b"\xff\xfe\x00", b"[1]"],
-    ids=["lone-surrogate", "nul", "deep", "not-utf8", "list"],
-)
-def test_the_public_receiver_stores_an_unsigned_oddity_and_answers_401(body: bytes) -> None:
+@ODDITIES
+def test_the_public_receiver_refuses_an_unsigned_oddity_with_401_storing_nothing(
+    body: bytes,
+) -> None:
     response = Client().post("/webhooks/receiver", body, content_type="application/json")
     assert response.status_code == 401
+    assert not ReceivedWebhook.objects.exists()
+
+
+@ODDITIES
+def test_the_public_receiver_stores_a_signed_oddity_and_answers_204(body: bytes) -> None:
+    """Signed with the demo's secret, the oddity is stored as the database can take it."""
+    secret = settings.DEMO_WEBHOOK_SECRET
+    headers = webhook_headers("odd.event", body, secret, "o" * 32, int(time.time()))
+    headers.pop("Content-Type")
+    response = Client().post(
+        "/webhooks/receiver", body, content_type="application/json", headers=headers
+    )
+    assert response.status_code == 204
     row = ReceivedWebhook.objects.get()
-    assert row.signature_valid is False
+    assert row.signature_valid is True and row.webhook_id == "o" * 32
     assert "\x00" not in row.event + row.body
 
 

@@ -44,9 +44,7 @@ def test_a_signed_in_page_still_signs_in_with_its_token(user: Any, password: str
     client = Client(enforce_csrf_checks=True)
     page = client.get("/login")
     token = page.context["csrf_token"]
-    response = client.post(
-        "/login", {"email": user.email, "password": password, "_token": token}
-    )
+    response = client.post("/login", {"email": user.email, "password": password, "_token": token})
     assert response.status_code == 302
 
 
@@ -148,3 +146,43 @@ def test_a_bad_host_under_debug_keeps_djangos_page_for_a_browser(settings: Any) 
     )
     assert response.status_code == 400
     assert response["Content-Type"].startswith("text/html")
+
+
+# -- sign-up tells nobody who has an account, and is rate-limited ------------------------------
+def test_signup_with_a_taken_email_does_not_say_it_is_taken(user: Any) -> None:
+    client = Client()
+    taken = client.post("/signup", {"email": user.email, "password": "a long fresh passphrase"})
+    assert taken.status_code == 422
+    page = taken.content.decode().lower()
+    assert "exists" not in page and "already" not in page and "taken" not in page
+
+
+def test_the_sixth_signup_from_one_address_in_ten_minutes_is_429(db: Any) -> None:
+    client = Client()
+    answers = [
+        client.post(
+            "/signup", {"email": f"new{n}@example.com", "password": "a long fresh passphrase"}
+        )
+        for n in range(6)
+    ]
+    assert [r.status_code for r in answers[:5]] == [302] * 5
+    assert answers[5].status_code == 429 and int(answers[5]["Retry-After"]) >= 1
+    from testproject.blog.models import User
+
+    assert not User.objects.filter(email="new5@example.com").exists()
+
+
+def test_logout_with_an_authorization_header_and_no_token_is_refused(user: Any) -> None:
+    client = login_client(Client(enforce_csrf_checks=True), user)
+    client.get("/")
+    response = client.post("/logout", HTTP_AUTHORIZATION="Basic eDp5")
+    assert response.status_code == 403
+    assert client.get("/account/token").status_code == 200  # still signed in
+
+
+def test_a_token_from_the_token_page_ends_with_the_session(user: Any) -> None:
+    client = login_client(Client(), user)
+    token = client.post("/token").json()["token"]
+    assert Client().get("/api/me", HTTP_AUTHORIZATION=f"Bearer {token}").status_code == 200
+    client.post("/logout")
+    assert Client().get("/api/me", HTTP_AUTHORIZATION=f"Bearer {token}").status_code == 401

@@ -22,7 +22,15 @@ from django.test import Client, override_settings
 from appframework.oauth import OAuthProvider, generic_oidc
 from appframework.oauth.client import ProviderClient, TokenResponse
 from appframework.oauth.models import OAuthIdentity
-from tests.oauth.peer import PASSWORD, VERIFIED_USER, LocalIdp, ProviderBrowser, start_local_idp
+from tests.oauth.peer import (
+    PASSWORD,
+    POST_ONLY_CLIENT_ID,
+    POST_ONLY_CLIENT_SECRET,
+    VERIFIED_USER,
+    LocalIdp,
+    ProviderBrowser,
+    start_local_idp,
+)
 
 REDIRECT_URI = "http://testserver/auth/local/callback"
 # A second provider name registered at the same provider (two providers giving the
@@ -52,9 +60,12 @@ def app_settings_with(**sections: dict[str, Any]) -> Any:
 @pytest.fixture(scope="session")
 def local_idp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalIdp]:
     """The local OpenID Connect provider, started once; a failure to start fails the
-    tests that need it (never a skip)."""
+    tests that need it (never a skip). Besides its client, it has one that must send its
+    secret as form fields (``POST_ONLY_CLIENT_ID``)."""
     idp = start_local_idp(
-        tmp_path_factory.mktemp("oauth-local-idp"), [REDIRECT_URI, OTHER_REDIRECT_URI]
+        tmp_path_factory.mktemp("oauth-local-idp"),
+        [REDIRECT_URI, OTHER_REDIRECT_URI],
+        post_only_clients=[(POST_ONLY_CLIENT_ID, POST_ONLY_CLIENT_SECRET)],
     )
     try:
         yield idp

@@ -30,6 +30,10 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 DEFAULT_CLIENT_ID = "appframework-demo"
 DEFAULT_CLIENT_SECRET = "demo-secret"
+# A client whose token requests must carry the secret as form fields (client_secret_post):
+# the provider refuses its Basic header (``post_only_clients`` of start_local_idp).
+POST_ONLY_CLIENT_ID = "appframework-post-only"
+POST_ONLY_CLIENT_SECRET = "post-only-secret"
 # The seeded accounts (testproject/local_idp/seed.py), all with PASSWORD.
 PASSWORD = "password"
 VERIFIED_USER = "alice"  # alice@example.test, email_verified true
@@ -98,12 +102,18 @@ def start_local_idp(
     client_secret: str = DEFAULT_CLIENT_SECRET,
     *,
     pkce_optional: bool = False,
+    post_only_clients: Sequence[tuple[str, str]] = (),
+    port: int = 0,
 ) -> LocalIdp:
     """Start ``python -m testproject.local_idp --port 0`` and wait for its ready line.
 
     The provider requires PKCE (S256) of every authorization request, as a provider
     following current advice does; ``pkce_optional`` starts one that accepts requests
     without it, to show what a client that sends none is exposed to.
+
+    ``post_only_clients`` (``(client_id, client_secret)``) are more clients, with the
+    same redirect URIs, that must send their secret as form fields; ``port`` is a port
+    of 127.0.0.1 to listen on (0: a free one).
 
     Its output goes to ``data_dir/local-idp.log``, a file rather than a pipe: nobody reads
     a pipe once the provider is up, and a full pipe would block its request log and so
@@ -113,13 +123,15 @@ def start_local_idp(
     data_dir = Path(data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
     log_path = data_dir / "local-idp.log"
-    command = [sys.executable, "-m", "testproject.local_idp", "--port", "0"]
+    command = [sys.executable, "-m", "testproject.local_idp", "--port", str(port)]
     command += ["--data-dir", str(data_dir), "--client-id", client_id]
     command += ["--client-secret", client_secret]
     for uri in redirect_uris:
         command += ["--redirect-uri", uri]
     if pkce_optional:
         command.append("--pkce-optional")
+    for post_id, post_secret in post_only_clients:
+        command += ["--post-only-client", f"{post_id}={post_secret}"]
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     # pytest-django set the tests' settings here; the provider picks its own, and the
     # demo's variables must not leak into it either.
@@ -128,6 +140,7 @@ def start_local_idp(
         "LOCAL_IDP_DATA_DIR",
         "LOCAL_IDP_REDIRECT_URIS",
         "LOCAL_IDP_PKCE_OPTIONAL",
+        "LOCAL_IDP_POST_ONLY_CLIENTS",
     ):
         env.pop(name, None)
     with log_path.open("wb") as log:

@@ -21,7 +21,7 @@ import json
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import parse_qs, unquote_plus, urlencode, urlsplit
 
 import pytest
 import requests
@@ -44,7 +44,6 @@ from appframework.oauth import (
 from appframework.oauth import client as client_module
 from appframework.oauth.builders import (
     GITHUB_EMAILS_URL,
-    map_github_userinfo,
     map_microsoft_userinfo,
     map_oidc_userinfo,
 )
@@ -78,7 +77,6 @@ def test_google_urls_scope_and_issuer() -> None:
     assert provider.scope == "openid email profile"
     assert provider.issuer == "https://accounts.google.com"
     assert provider.redirect_uri == "https://app.example/auth/google/callback"
-    assert provider.map_userinfo is map_oidc_userinfo
     assert google("id", "s", "https://a.example/cb", scope="openid email").scope == "openid email"
 
 
@@ -92,7 +90,6 @@ def test_github_urls_and_scope() -> None:
     assert provider.scope == "read:user user:email"
     assert provider.issuer is None
     assert provider.fetch_userinfo is not None
-    assert provider.map_userinfo is map_github_userinfo
 
 
 @pytest.mark.parametrize(
@@ -116,7 +113,6 @@ def test_microsoft_tenant_goes_into_the_urls(tenant: str) -> None:
     assert provider.token_url == f"{base}/token"
     assert provider.userinfo_url == "https://graph.microsoft.com/v1.0/me"
     assert provider.scope == "openid email profile User.Read"
-    assert provider.map_userinfo is map_microsoft_userinfo
 
 
 def test_microsoft_default_tenant_is_common() -> None:
@@ -182,6 +178,86 @@ def test_a_provider_with_a_bad_field_is_a_value_error(field: str, value: str, me
     }
     with pytest.raises(ValueError, match=message):
         OAuthProvider(**values)
+
+
+# -- how the client secret is sent -----------------------------------------------------------------
+@pytest.mark.parametrize("builder", [google, github, microsoft])
+def test_the_hosted_builders_send_the_secret_as_form_fields_unless_told_otherwise(
+    builder: Callable[..., OAuthProvider],
+) -> None:
+    # What each sent before token_auth_method was an argument, and what the recorded
+    # token endpoints below check.
+    assert builder("id", "s", "https://a.example/cb").token_auth_method == "client_secret_post"
+    chosen = builder("id", "s", "https://a.example/cb", token_auth_method="client_secret_basic")
+    assert chosen.token_auth_method == "client_secret_basic"
+
+
+@pytest.mark.parametrize("builder", [google, github, microsoft, generic_oidc])
+def test_a_token_auth_method_that_is_not_a_client_secret_method_is_a_value_error(
+    builder: Callable[..., OAuthProvider],
+) -> None:
+    args: tuple[str, ...] = ("id", "s", "https://a.example/cb")
+    if builder is generic_oidc:
+        args = ("x", "id", "s", "https://i.example/a", "https://i.example/t", "https://i.example/u")
+        args += ("https://a.example/cb",)
+    with pytest.raises(ValueError, match="client_secret_basic or client_secret_post"):
+        builder(*args, token_auth_method="private_key_jwt")
+
+
+def test_a_provider_built_by_hand_sends_the_oidc_default_client_secret_basic() -> None:
+    provider = OAuthProvider(
+        name="x",
+        client_id="id",
+        client_secret="s",
+        authorize_url="https://idp.example/a",
+        token_url="https://idp.example/t",
+        userinfo_url="https://idp.example/u",
+        redirect_uri="https://app.example/cb",
+        scope="openid",
+        map_userinfo=map_oidc_userinfo,
+    )
+
+    assert provider.token_auth_method == "client_secret_basic"
+
+
+# -- map_userinfo names its provider -------------------------------------------------------------
+MAPPED = {
+    "google": (lambda: google("id", "s", "https://a.example/cb"), "google_userinfo"),
+    "github": (lambda: github("id", "s", "https://a.example/cb"), "github_user"),
+    "microsoft": (lambda: microsoft("id", "s", "https://a.example/cb"), "microsoft_me"),
+    "generic_oidc": (
+        lambda: generic_oidc(
+            "corp",
+            "id",
+            "s",
+            "https://id.corp.example/a",
+            "https://id.corp.example/t",
+            "https://id.corp.example/u",
+            "https://a.example/cb",
+        ),
+        "google_userinfo",  # standard OIDC claims
+    ),
+    # Discovery is not needed to map: nothing is read from the (unreachable) issuer.
+    "generic_oidc-discovery": (
+        lambda: generic_oidc(
+            "corp", "id", "s", redirect_uri="https://a.example/cb", issuer="https://127.0.0.1:9"
+        ),
+        "google_userinfo",
+    ),
+}
+
+
+@pytest.mark.parametrize(("build", "recording"), MAPPED.values(), ids=MAPPED)
+def test_each_builders_map_userinfo_returns_a_user_of_its_provider(
+    build: Callable[[], OAuthProvider], recording: str
+) -> None:
+    provider = build()
+
+    user = provider.map_userinfo(body(recording))
+
+    assert isinstance(user, OAuthUser)
+    assert user.provider == provider.name
+    assert user.provider_user_id
 
 
 # -- mapping each recorded answer -----------------------------------------------------------------
@@ -433,16 +509,28 @@ def token_route(
     *,
     form_by_default: bool = False,
     echo_nonce: bool = True,
+    accepts: tuple[str, ...] = ("client_secret_post",),
 ) -> Route:
     """The token endpoint: the recorded answer for the expected request, else the OAuth
     error the provider would give. The code was issued for ``adapter.authorization``: its
     S256 ``code_challenge`` needs the matching ``code_verifier``, and the ID token
     carries its ``nonce`` (unless ``echo_nonce`` is False). ``form_by_default``: GitHub
-    answers form-encoded unless JSON is asked for in Accept."""
+    answers form-encoded unless JSON is asked for in Accept. ``accepts``: how the client
+    may send its secret (the form fields only, unless told otherwise)."""
 
     def answer(request: requests.PreparedRequest) -> Recording:
         data = form(request)
-        if data.get("client_id") != CLIENT_ID or data.get("client_secret") != CLIENT_SECRET:
+        header = request.headers.get("Authorization", "")
+        if header.startswith("Basic "):
+            if "client_secret_basic" not in accepts or "client_secret" in data:
+                return oauth_error(401, "invalid_client")
+            decoded = base64.b64decode(header.removeprefix("Basic ")).decode()
+            client_id, _, secret = (unquote_plus(part) for part in decoded.partition(":"))
+        else:
+            client_id, secret = data.get("client_id"), data.get("client_secret")
+            if "client_secret_post" not in accepts:
+                return oauth_error(401, "invalid_client")
+        if client_id != CLIENT_ID or secret != CLIENT_SECRET:
             return oauth_error(401, "invalid_client")
         if data.get("grant_type") != "authorization_code":
             return oauth_error(400, "unsupported_grant_type")
@@ -600,6 +688,51 @@ def test_microsoft_end_to_end_from_recorded_answers(hosted: RecordedAdapter, ten
     assert user.email_verified is False
     assert user.name == "Adele Vance"
     assert hosted.sent[0].url == f"https://login.microsoftonline.com/{tenant}/oauth2/v2.0/token"
+
+
+@pytest.mark.parametrize("name", ["google", "microsoft"])
+def test_google_and_microsoft_sign_in_with_client_secret_basic_when_told(
+    hosted: RecordedAdapter, name: str
+) -> None:
+    # Both list client_secret_basic and client_secret_post in their discovery documents.
+    builder, _nonce = BUILDERS[name]
+    provider = builder(
+        CLIENT_ID,
+        CLIENT_SECRET,
+        f"https://app.example/auth/{name}/callback",
+        token_auth_method="client_secret_basic",
+    )
+    both = ("client_secret_basic", "client_secret_post")
+    userinfo = "google_userinfo" if name == "google" else "microsoft_me"
+    hosted.routes = {
+        ("POST", provider.token_url): token_route(hosted, provider, f"{name}_token", accepts=both),
+        ("GET", provider.userinfo_url): bearer_route(f"{name}_token", userinfo),
+    }
+
+    callback = {"iss": "https://accounts.google.com"} if name == "google" else {}
+    user = sign_in_with(provider, hosted, **callback)
+
+    assert user.provider == name
+    token_request = hosted.sent[0]
+    credentials = base64.b64encode(f"{CLIENT_ID}:{CLIENT_SECRET}".encode()).decode()
+    assert token_request.headers["Authorization"] == f"Basic {credentials}"
+    assert "client_secret" not in form(token_request)
+
+
+def test_the_recorded_provider_refuses_a_basic_header_unless_it_accepts_one(
+    hosted: RecordedAdapter,
+) -> None:
+    # The control of the test above, and of the form-only default of the others.
+    provider = google(
+        CLIENT_ID,
+        CLIENT_SECRET,
+        "https://app.example/auth/google/callback",
+        token_auth_method="client_secret_basic",
+    )
+    hosted.routes = {("POST", provider.token_url): token_route(hosted, provider, "google_token")}
+
+    with pytest.raises(OAuthProviderError, match=r"HTTP 401 \(invalid_client\)"):
+        sign_in_with(provider, hosted, iss="https://accounts.google.com")
 
 
 def test_the_recorded_provider_refuses_a_wrong_client_secret(hosted: RecordedAdapter) -> None:

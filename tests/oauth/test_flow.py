@@ -18,26 +18,30 @@ from typing import Any
 
 import pytest
 import requests
-from django.test import Client
+from django.conf import settings
+from django.test import Client, override_settings
 
 from appframework.events import user_registered
-from appframework.oauth import OAuthProvider
+from appframework.oauth import OAuthProvider, generic_oidc
 from appframework.oauth.models import OAuthIdentity
 from appframework.oauth.state import SESSION_KEY
 from appframework.security.tokens import session_cookie_name
 from testproject.blog.models import User
 from tests.oauth.conftest import (
+    JSON,
     REDIRECT_URI,
     authorize_at_provider,
     identities,
     local_path,
     oauth_settings,
+    problem,
     query_of,
     session_user_id,
     sign_in,
     signed_in_email,
     start,
 )
+from tests.oauth.peer import POST_ONLY_CLIENT_ID, POST_ONLY_CLIENT_SECRET, LocalIdp
 
 pytestmark = pytest.mark.django_db
 
@@ -321,6 +325,76 @@ def test_the_token_endpoint_authenticates_the_client_either_way(
         assert sent["auth"] is None
         assert sent["data"]["client_id"] == provider.client_id
         assert sent["data"]["client_secret"] == provider.client_secret
+
+
+def post_only_client(local_idp: LocalIdp, **options: Any) -> OAuthProvider:
+    """The local provider's client registered for ``client_secret_post`` only."""
+    return generic_oidc(
+        "local",
+        POST_ONLY_CLIENT_ID,
+        POST_ONLY_CLIENT_SECRET,
+        redirect_uri=REDIRECT_URI,
+        issuer=local_idp.issuer,
+        **options,
+    )
+
+
+def test_a_client_registered_for_client_secret_post_signs_in_with_token_auth_method_post(
+    local_idp: LocalIdp, token_requests: list[dict[str, Any]]
+) -> None:
+    provider = post_only_client(local_idp, token_auth_method="client_secret_post")
+    client = Client()
+    with oauth_settings([provider]):
+        response = sign_in(client)
+
+    assert response.status_code == 302, response.content
+    assert session_user_id(client) == str(User.objects.get(email=ALICE).pk)
+    (sent,) = token_requests
+    assert sent["auth"] is None
+    assert sent["data"]["client_id"] == POST_ONLY_CLIENT_ID
+    assert sent["data"]["client_secret"] == POST_ONLY_CLIENT_SECRET
+
+
+def test_a_client_registered_for_client_secret_post_is_refused_with_the_default_basic(
+    local_idp: LocalIdp, token_requests: list[dict[str, Any]]
+) -> None:
+    # Discovery lists both methods, so the default is the OIDC one: this provider holds
+    # the client to the one it registered, and the code exchange is refused.
+    provider = post_only_client(local_idp)
+    client = Client()
+    with oauth_settings([provider]):
+        response = sign_in(client, **JSON)
+
+    assert provider.token_auth_method == "client_secret_basic"
+    assert response.status_code == 502
+    document = problem(response)
+    assert document["code"] == "oauth_provider_error"
+    assert "token exchange" in document["detail"] and "invalid_client" in document["detail"]
+    assert session_user_id(client) is None
+    (sent,) = token_requests
+    assert sent["auth"] == (POST_ONLY_CLIENT_ID, POST_ONLY_CLIENT_SECRET)
+
+
+def test_the_demo_signs_in_at_another_provider_set_by_its_environment(
+    local_idp: LocalIdp, monkeypatch: pytest.MonkeyPatch, token_requests: list[dict[str, Any]]
+) -> None:
+    # docs/oauth.md, "The demo against your own provider": the demo's own PROVIDERS
+    # (testproject/blog/sso.py) pointed at another client, one held to client_secret_post.
+    assert settings.APPFRAMEWORK["OAUTH"]["PROVIDERS"] == "testproject.blog.sso.oauth_providers"
+    monkeypatch.setenv("OAUTH_LOCAL_ISSUER", local_idp.issuer)
+    monkeypatch.setenv("OAUTH_LOCAL_CLIENT_ID", POST_ONLY_CLIENT_ID)
+    monkeypatch.setenv("OAUTH_LOCAL_CLIENT_SECRET", POST_ONLY_CLIENT_SECRET)
+    monkeypatch.setenv("OAUTH_LOCAL_TOKEN_AUTH_METHOD", "client_secret_post")
+    client = Client()
+    # A settings change also drops the providers built from another environment.
+    with override_settings(DEMO_BASE_URL="http://testserver"):
+        response = sign_in(client)
+
+    assert response.status_code == 302, response.content
+    assert session_user_id(client) == str(User.objects.get(email=ALICE).pk)
+    (sent,) = token_requests
+    assert sent["auth"] is None
+    assert sent["data"]["client_id"] == POST_ONLY_CLIENT_ID
 
 
 def test_discovery_configures_the_provider_from_the_issuer(local_provider: OAuthProvider) -> None:

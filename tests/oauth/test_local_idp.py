@@ -23,6 +23,8 @@ from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from tests.oauth.peer import (
     NO_EMAIL_USER,
     PASSWORD,
+    POST_ONLY_CLIENT_ID,
+    POST_ONLY_CLIENT_SECRET,
     UNVERIFIED_USER,
     VERIFIED_USER,
     LocalIdp,
@@ -35,7 +37,11 @@ REDIRECT_URI = "http://testserver/auth/local/callback"
 
 @pytest.fixture(scope="module")
 def idp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalIdp]:
-    provider = start_local_idp(tmp_path_factory.mktemp("local-idp"), [REDIRECT_URI])
+    provider = start_local_idp(
+        tmp_path_factory.mktemp("local-idp"),
+        [REDIRECT_URI],
+        post_only_clients=[(POST_ONLY_CLIENT_ID, POST_ONLY_CLIENT_SECRET)],
+    )
     try:
         yield provider
     finally:
@@ -96,6 +102,7 @@ def _exchange(
     method: str = "client_secret_basic",
     secret: str | None = None,
     code_verifier: str | None = VERIFIER,
+    client_id: str | None = None,
     **extra: str,
 ) -> requests.Response:
     data = {"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT_URI}
@@ -103,11 +110,12 @@ def _exchange(
         data["code_verifier"] = code_verifier
     data.update(extra)
     secret = idp.client_secret if secret is None else secret
+    client_id = idp.client_id if client_id is None else client_id
     auth: tuple[str, str] | None = None
     if method == "client_secret_basic":
-        auth = (idp.client_id, secret)
+        auth = (client_id, secret)
     else:
-        data.update(client_id=idp.client_id, client_secret=secret)
+        data.update(client_id=client_id, client_secret=secret)
     return requests.post(f"{idp.issuer}/token/", data=data, auth=auth, timeout=30)
 
 
@@ -256,6 +264,26 @@ def test_a_wrong_client_secret_is_refused(idp: LocalIdp, method: str) -> None:
     # Positive control: the same code with the right secret still works, so the refusal
     # was the secret's doing.
     assert _exchange(idp, code, method=method).status_code == 200
+
+
+def test_a_client_registered_for_client_secret_post_is_refused_with_a_basic_header(
+    idp: LocalIdp,
+) -> None:
+    # A provider may hold each client to the method it registered, whatever discovery
+    # lists for the provider as a whole.
+    document = requests.get(idp.discovery_url, timeout=30).json()
+    assert "client_secret_basic" in document["token_endpoint_auth_methods_supported"]
+    code, _ = _callback(idp, VERIFIED_USER, client_id=POST_ONLY_CLIENT_ID)
+    client = {"client_id": POST_ONLY_CLIENT_ID, "secret": POST_ONLY_CLIENT_SECRET}
+
+    basic = _exchange(idp, code, method="client_secret_basic", **client)
+
+    assert basic.status_code == 401
+    assert basic.json()["error"] == "invalid_client"
+    # Positive control: the same code and secret as form fields are accepted.
+    post = _exchange(idp, code, method="client_secret_post", **client)
+    assert post.status_code == 200, post.text
+    assert _verified_id_token(idp, post.json()["id_token"])["aud"] == POST_ONLY_CLIENT_ID
 
 
 def test_discovery_lists_s256_as_the_only_pkce_method(idp: LocalIdp) -> None:

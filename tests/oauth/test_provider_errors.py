@@ -22,7 +22,9 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
+from unittest.mock import ANY
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
@@ -32,7 +34,24 @@ from django.test import Client
 from appframework.oauth import OAuthDiscoveryError, OAuthProvider, generic_oidc
 from appframework.oauth.client import MAX_DOCUMENT_BYTES
 from testproject.blog.models import User
-from tests.oauth.conftest import JSON, oauth_settings, problem, query_of, session_user_id, start
+from tests.oauth.conftest import (
+    JSON,
+    OTHER_REDIRECT_URI,
+    REDIRECT_URI,
+    identities,
+    oauth_settings,
+    problem,
+    query_of,
+    session_user_id,
+    sign_in,
+    start,
+)
+from tests.oauth.peer import (
+    DEFAULT_CLIENT_ID,
+    DEFAULT_CLIENT_SECRET,
+    LocalIdp,
+    start_local_idp,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -554,8 +573,11 @@ def discovery_document(issuer: str, base: str | None = None, **changes: Any) -> 
     }
 
 
-def discover_at(issuer: str) -> OAuthProvider:
-    return generic_oidc("d", "id", "secret", redirect_uri=CALLBACK, issuer=issuer, timeout=2)
+def discover_at(issuer: str, **options: Any) -> OAuthProvider:
+    """``generic_oidc`` configured from ``issuer``'s document, read now."""
+    return generic_oidc(
+        "d", "id", "secret", redirect_uri=CALLBACK, issuer=issuer, timeout=2, **options
+    ).resolved()
 
 
 def test_discovery_reads_the_endpoints_of_a_loopback_issuer_over_http(
@@ -724,12 +746,250 @@ def test_discovery_without_an_endpoint_raises(server: ScriptedServer, missing: s
         discover_at(server.url)
 
 
+# -- how generic_oidc sends the client secret -----------------------------------------------------
+@pytest.mark.parametrize(
+    ("listed", "method"),
+    [
+        (None, "client_secret_basic"),  # OIDC Discovery: absent means client_secret_basic
+        (["client_secret_basic", "client_secret_post"], "client_secret_basic"),
+        (["client_secret_post", "client_secret_basic"], "client_secret_basic"),
+        (["client_secret_basic"], "client_secret_basic"),
+        (["client_secret_post"], "client_secret_post"),
+        (["private_key_jwt", "client_secret_post"], "client_secret_post"),
+    ],
+)
+def test_generic_oidc_sends_client_secret_basic_unless_discovery_lists_only_post(
+    server: ScriptedServer, listed: list[str] | None, method: str
+) -> None:
+    changes = {} if listed is None else {"token_endpoint_auth_methods_supported": listed}
+    server.routes = {DISCOVERY: Answer(200, discovery_document(server.url, **changes))}
+
+    assert discover_at(server.url).token_auth_method == method
+
+
+@pytest.mark.parametrize("method", ["client_secret_basic", "client_secret_post"])
+def test_generic_oidc_token_auth_method_argument_wins_over_discovery(
+    server: ScriptedServer, method: str
+) -> None:
+    both = ["client_secret_basic", "client_secret_post"]
+    server.routes = {
+        DISCOVERY: Answer(
+            200, discovery_document(server.url, token_endpoint_auth_methods_supported=both)
+        )
+    }
+
+    assert discover_at(server.url, token_auth_method=method).token_auth_method == method
+
+
+def test_generic_oidc_token_auth_method_argument_is_taken_when_discovery_lists_none(
+    server: ScriptedServer,
+) -> None:
+    server.routes = {DISCOVERY: Answer(200, discovery_document(server.url))}
+
+    provider = discover_at(server.url, token_auth_method="client_secret_post")
+
+    assert provider.token_auth_method == "client_secret_post"
+
+
+def test_generic_oidc_without_discovery_sends_client_secret_basic_unless_told() -> None:
+    urls = {
+        "authorize_url": "https://idp.example/a",
+        "token_url": "https://idp.example/t",
+        "userinfo_url": "https://idp.example/u",
+        "redirect_uri": CALLBACK,
+    }
+
+    assert generic_oidc("x", "id", "s", **urls).token_auth_method == "client_secret_basic"
+    post = generic_oidc("x", "id", "s", **urls, token_auth_method="client_secret_post")
+    assert post.token_auth_method == "client_secret_post"
+
+
+@pytest.mark.parametrize(
+    ("listed", "chosen", "message"),
+    [
+        (["client_secret_basic"], "client_secret_post", "lists ['client_secret_basic']"),
+        (["client_secret_post"], "client_secret_basic", "lists ['client_secret_post']"),
+        (["private_key_jwt"], None, "neither client_secret_basic nor client_secret_post"),
+        ([], None, "neither client_secret_basic nor client_secret_post"),
+    ],
+)
+def test_a_token_auth_method_discovery_does_not_list_is_a_configuration_error(
+    server: ScriptedServer, listed: list[str], chosen: str | None, message: str
+) -> None:
+    server.routes = {
+        DISCOVERY: Answer(
+            200, discovery_document(server.url, token_endpoint_auth_methods_supported=listed)
+        )
+    }
+
+    with pytest.raises(OAuthDiscoveryError, match=re.escape(message)) as raised:
+        discover_at(server.url, token_auth_method=chosen)
+
+    assert isinstance(raised.value, ImproperlyConfigured)
+    assert "token_endpoint_auth_methods_supported" in str(raised.value)
+
+
+def test_a_token_auth_method_that_is_no_client_secret_method_fails_before_any_request(
+    server: ScriptedServer,
+) -> None:
+    with pytest.raises(ValueError, match="client_secret_basic or client_secret_post"):
+        generic_oidc(
+            "d",
+            "id",
+            "secret",
+            redirect_uri=CALLBACK,
+            issuer=server.url,
+            token_auth_method="private_key_jwt",
+        )
+
+    assert server.seen == []
+
+
+def test_a_token_auth_method_discovery_does_not_list_is_502_naming_it(
+    server: ScriptedServer,
+) -> None:
+    only_basic = discovery_document(
+        server.url, token_endpoint_auth_methods_supported=["client_secret_basic"]
+    )
+    server.routes = {DISCOVERY: Answer(200, only_basic)}
+    provider = generic_oidc(
+        "scripted",
+        "id",
+        "secret",
+        redirect_uri=CALLBACK,
+        issuer=server.url,
+        timeout=2,
+        token_auth_method="client_secret_post",
+    )
+
+    with oauth_settings([provider]):
+        response = Client().get("/auth/scripted/redirect", **JSON)
+
+    assert response.status_code == 502
+    document = problem(response)
+    assert document["code"] == "oauth_provider_error"
+    assert "token_auth_method='client_secret_post'" in document["detail"]
+
+
+def test_discovery_listing_only_post_sends_the_secret_as_form_fields(
+    server: ScriptedServer,
+) -> None:
+    def token(seen: Seen) -> Answer:
+        form = parse_qs(seen.body.decode())
+        if "Authorization" in seen.headers or form.get("client_secret") != ["secret"]:
+            return Answer(401, {"error": "invalid_client"})
+        return TOKEN_OK
+
+    server.routes = {
+        DISCOVERY: Answer(
+            200,
+            discovery_document(
+                server.url, token_endpoint_auth_methods_supported=["client_secret_post"]
+            ),
+        ),
+        "/token": token,
+        "/userinfo": USERINFO_OK,
+    }
+    provider = generic_oidc(
+        "scripted", "id", "secret", redirect_uri=CALLBACK, issuer=server.url, timeout=2
+    )
+
+    response, client = run_callback(provider)
+
+    assert response.status_code == 302, response.content
+    assert session_user_id(client) is not None
+    sent = next(seen for seen in server.seen if seen.path == "/token")
+    assert "Authorization" not in sent.headers
+    assert parse_qs(sent.body.decode())["client_id"] == ["id"]
+
+
+# -- discovery on first use, per provider ----------------------------------------------------------
+def test_generic_oidc_with_an_issuer_reads_nothing_until_first_use(server: ScriptedServer) -> None:
+    server.routes = {DISCOVERY: Answer(200, discovery_document(server.url))}
+
+    provider = generic_oidc("d", "id", "secret", redirect_uri=CALLBACK, issuer=server.url)
+
+    assert server.seen == []
+    assert "not discovered yet" in repr(provider)  # a repr reaches no network either
+    assert server.seen == []
+    assert provider.token_url == f"{server.url}/token"
+    assert provider.pkce is False and provider.issuer == server.url
+    assert provider.resolved().authorize_url == f"{server.url}/authorize"
+    assert [seen.path for seen in server.seen] == [DISCOVERY]  # read once, then kept
+
+
+def test_a_callback_with_a_foreign_state_reads_no_discovery_document(
+    server: ScriptedServer,
+) -> None:
+    server.routes = {DISCOVERY: Answer(200, discovery_document(server.url))}
+    provider = generic_oidc(
+        "scripted", "id", "secret", redirect_uri=CALLBACK, issuer=server.url, timeout=2
+    )
+
+    with oauth_settings([provider]):
+        response = Client().get("/auth/scripted/callback?state=forged&code=c", **JSON)
+
+    assert response.status_code == 403
+    assert problem(response)["code"] == "oauth_state_mismatch"
+    assert server.seen == []
+
+
+def test_generic_oidc_an_issuer_that_is_not_a_url_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match="absolute http"):
+        generic_oidc("d", "id", "secret", redirect_uri=CALLBACK, issuer="id.corp.example")
+
+
+def test_a_failed_discovery_is_tried_again_on_the_next_use_and_kept_once_it_worked(
+    server: ScriptedServer,
+) -> None:
+    server.routes = {DISCOVERY: Answer(503, HTML_PAGE, "text/html")}
+    provider = generic_oidc("d", "id", "secret", redirect_uri=CALLBACK, issuer=server.url)
+
+    for _ in range(2):
+        with pytest.raises(OAuthDiscoveryError, match="HTTP 503"):
+            provider.resolved()
+    server.routes = {DISCOVERY: Answer(200, discovery_document(server.url))}
+
+    assert provider.resolved().token_url == f"{server.url}/token"
+    assert provider.resolved() is provider.resolved()
+    assert [seen.path for seen in server.seen] == [DISCOVERY] * 3
+
+
+def test_uses_waiting_for_a_failing_discovery_share_its_failure(server: ScriptedServer) -> None:
+    # An issuer that answers slowly (or not at all, until the timeout) must not hold
+    # each waiting request for a read of its own.
+    def slow_failure(seen: Seen) -> Answer:
+        time.sleep(0.5)
+        return Answer(503, HTML_PAGE, "text/html")
+
+    server.routes = {DISCOVERY: slow_failure}
+    provider = generic_oidc("d", "id", "secret", redirect_uri=CALLBACK, issuer=server.url)
+    errors: list[BaseException] = []
+
+    def use() -> None:
+        try:
+            provider.resolved()
+        except OAuthDiscoveryError as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=use) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=10)
+
+    assert len(errors) == 4
+    assert all("HTTP 503" in str(error) for error in errors)
+    assert [seen.path for seen in server.seen] == [DISCOVERY]
+
+
 # -- PROVIDERS as a factory, built on first use -----------------------------------------------------
 FLAKY: dict[str, Any] = {"issuer": None, "calls": 0}
 
 
 def flaky_providers() -> list[OAuthProvider]:
-    """``OAUTH["PROVIDERS"]`` of the test below (an import string names it)."""
+    """``OAUTH["PROVIDERS"]`` of the test below (an import string names it): a factory
+    that reads the discovery document itself."""
     FLAKY["calls"] += 1
     return [
         generic_oidc(
@@ -739,7 +999,7 @@ def flaky_providers() -> list[OAuthProvider]:
             redirect_uri="http://testserver/auth/flaky/callback",
             issuer=FLAKY["issuer"],
             timeout=2,
-        )
+        ).resolved()
     ]
 
 
@@ -768,3 +1028,65 @@ def test_a_factory_whose_discovery_fails_is_502_and_is_tried_again_on_the_next_r
     # Built once it worked: the third request did not run discovery again.
     assert FLAKY["calls"] == 2
     assert [seen.path for seen in server.seen] == [DISCOVERY, DISCOVERY]
+
+
+TWO_ISSUERS: dict[str, Any] = {"local": None, "other": None, "calls": 0}
+
+
+def two_issuers() -> list[OAuthProvider]:
+    """``OAUTH["PROVIDERS"]`` of the test below: the local provider, and another whose
+    issuer may not be up."""
+    TWO_ISSUERS["calls"] += 1
+    return [
+        generic_oidc(
+            "local",
+            DEFAULT_CLIENT_ID,
+            DEFAULT_CLIENT_SECRET,
+            redirect_uri=REDIRECT_URI,
+            issuer=TWO_ISSUERS["local"],
+        ),
+        generic_oidc(
+            "other",
+            DEFAULT_CLIENT_ID,
+            DEFAULT_CLIENT_SECRET,
+            redirect_uri=OTHER_REDIRECT_URI,
+            issuer=TWO_ISSUERS["other"],
+            timeout=2,
+        ),
+    ]
+
+
+def test_an_unreachable_issuer_fails_only_its_provider_which_recovers_without_a_restart(
+    local_idp: LocalIdp, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    port = closed_port()
+    monkeypatch.setitem(TWO_ISSUERS, "local", local_idp.issuer)
+    monkeypatch.setitem(TWO_ISSUERS, "other", f"http://127.0.0.1:{port}/o")
+    monkeypatch.setitem(TWO_ISSUERS, "calls", 0)
+    with oauth_settings("tests.oauth.test_provider_errors.two_issuers"):
+        down = Client().get("/auth/other/redirect", **JSON)
+        # The reachable provider signs in meanwhile, before and after the other's failure.
+        first = Client()
+        first_done = sign_in(first)
+        still_down = Client().get("/auth/other/redirect", **JSON)
+
+        # The other issuer comes up, on the port that was closed.
+        other_idp = start_local_idp(tmp_path / "other-idp", [OTHER_REDIRECT_URI], port=port)
+        try:
+            second = Client()
+            second_done = sign_in(second, provider="other")
+        finally:
+            other_idp.stop()
+
+    for response in (down, still_down):
+        assert response.status_code == 502
+        document = problem(response)
+        assert document["code"] == "oauth_provider_error"
+        assert "discovery" in document["detail"] and str(port) in document["detail"]
+    assert first_done.status_code == 302, first_done.content
+    assert session_user_id(first) is not None
+    assert second_done.status_code == 302, second_done.content
+    assert session_user_id(second) == session_user_id(first)  # alice, through either
+    assert sorted(identities()) == [("local", "alice", ANY), ("other", "alice", ANY)]
+    # No restart and no rebuild: the list was built once.
+    assert TWO_ISSUERS["calls"] == 1

@@ -284,6 +284,16 @@ def signed_in_user(client: Client) -> Any | None:
     return current_user_sync(session_request(client))
 
 
+def link_identity(user: Any, name_id: str = ALICE, *, provider: str = "test") -> Any:
+    """Record ``name_id`` at ``provider`` as ``user``'s SAML identity, as a first
+    sign-in through that provider would have."""
+    from appframework.saml.models import SamlIdentity
+
+    return SamlIdentity.objects.create(
+        user=user, provider=provider, name_id=name_id, email=user.email or ""
+    )
+
+
 def acs_request(xml: str, relay_state: str | None = None) -> HttpRequest:
     """A POST to the ACS for calling ``saml_acs`` directly."""
     data = {"SAMLResponse": SigningIdp.encode(xml)}

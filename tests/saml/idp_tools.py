@@ -7,6 +7,11 @@ would get in the way), which keeps every namespace prefix and declaration where 
 was: the parts an attack leaves alone canonicalise to the same bytes as before, so a
 signature over them still verifies, and a service provider that accepts
 the result has a real hole rather than a lucky pass.
+
+``bent_idp`` and ``idp_signing_with`` are the genuine IdP itself, changed: its Responses
+lack a part the Web SSO profile requires (an ``Edit`` applied before signing), or are
+signed with other algorithms (SHA-1). Their signatures are the IdP's own and verify, so
+only the service provider's own rules can refuse them.
 """
 
 from __future__ import annotations
@@ -15,11 +20,13 @@ import re
 import secrets
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 from xml.dom import minidom
 from xml.dom.minidom import Document, Element
 
+from saml2 import saml, samlp
 from saml2.sigver import get_xmlsec_binary
 
 from testproject.local_idp.keys import KeyPair
@@ -29,11 +36,19 @@ __all__ = [
     "DS_NS",
     "SAMLP_NS",
     "SAML_NS",
+    "Edit",
     "assertion_ids",
+    "bent_idp",
+    "drop_audience_restriction",
+    "drop_bearer_not_on_or_after",
+    "drop_conditions_not_on_or_after",
+    "drop_destination",
+    "idp_signing_with",
     "impostor_idp",
     "inject_comment_in_name_id",
     "name_id_text",
     "response_id",
+    "signature_algorithms",
     "signature_reference_uris",
     "strip_signatures",
     "tamper_attribute",
@@ -133,6 +148,16 @@ def signature_reference_uris(xml: str) -> dict[str, str]:
     return result
 
 
+def signature_algorithms(xml: str) -> set[tuple[str, str]]:
+    """(SignatureMethod, DigestMethod) of every Signature in the document."""
+    found = set()
+    for signature in _parse(xml).getElementsByTagNameNS(DS_NS, "Signature"):
+        method = signature.getElementsByTagNameNS(DS_NS, "SignatureMethod")[0]
+        for digest in signature.getElementsByTagNameNS(DS_NS, "DigestMethod"):
+            found.add((method.getAttribute("Algorithm"), digest.getAttribute("Algorithm")))
+    return found
+
+
 def xmlsec_verifies(xml: str, cert_path: Path, *, node_id: str) -> bool:
     """Whether ``xmlsec1`` finds the first Signature inside the element with ID
     ``node_id`` cryptographically valid with the certificate at ``cert_path``.
@@ -212,6 +237,93 @@ def strip_signatures(xml: str) -> str:
     for signature in list(doc.getElementsByTagNameNS(DS_NS, "Signature")):
         signature.parentNode.removeChild(signature)
     return _dump(doc)
+
+
+#: Changes a Response and its Assertion before the IdP signs them.
+Edit = Callable[[samlp.Response, saml.Assertion], None]
+
+
+class _BentIdp(SigningIdp):
+    """The genuine IdP (same key, entity id and service providers) with other signing
+    algorithms, or with an edit applied to every Response just before it is signed, so
+    that what the edit removed is missing under a valid signature."""
+
+    def __init__(
+        self,
+        genuine: SigningIdp,
+        *,
+        edit: Edit | None = None,
+        signing_algorithm: str | None = None,
+        digest_algorithm: str | None = None,
+    ) -> None:
+        self._edit = edit
+        self._algorithms = (signing_algorithm, digest_algorithm)
+        super().__init__(
+            entity_id=genuine.entity_id,
+            sso_url=genuine.sso_url,
+            keypair=genuine.keypair,
+            service_providers=genuine.service_providers,
+        )
+
+    def _config_dict(self) -> dict[str, Any]:
+        config = super()._config_dict()
+        signing, digest = self._algorithms
+        if signing is not None:
+            config["service"]["idp"]["signing_algorithm"] = signing
+        if digest is not None:
+            config["service"]["idp"]["digest_algorithm"] = digest
+        return config
+
+    def _sign(
+        self,
+        response: samlp.Response,
+        assertion: saml.Assertion,
+        *,
+        sign_response: bool,
+        sign_assertion: bool,
+    ) -> str:
+        if self._edit is not None:
+            self._edit(response, assertion)
+        return super()._sign(
+            response, assertion, sign_response=sign_response, sign_assertion=sign_assertion
+        )
+
+
+def bent_idp(genuine: SigningIdp, edit: Edit) -> SigningIdp:
+    """``genuine`` whose Responses get ``edit`` before they are signed: the change is
+    covered by the signatures, so a refusal comes from the check of what was changed."""
+    return _BentIdp(genuine, edit=edit)
+
+
+def idp_signing_with(
+    genuine: SigningIdp, *, signing_algorithm: str, digest_algorithm: str
+) -> SigningIdp:
+    """``genuine`` signing with the given SignatureMethod and DigestMethod URIs (say
+    RSA-SHA1 and SHA-1, as legacy IdPs do)."""
+    return _BentIdp(genuine, signing_algorithm=signing_algorithm, digest_algorithm=digest_algorithm)
+
+
+def drop_destination(response: samlp.Response, assertion: saml.Assertion) -> None:
+    """An Edit: the Response names no Destination."""
+    response.destination = None
+
+
+def drop_audience_restriction(response: samlp.Response, assertion: saml.Assertion) -> None:
+    """An Edit: the Conditions keep their time window but restrict no audience."""
+    assertion.conditions.audience_restriction = []
+
+
+def drop_bearer_not_on_or_after(response: samlp.Response, assertion: saml.Assertion) -> None:
+    """An Edit: the bearer SubjectConfirmationData has no NotOnOrAfter (the Conditions
+    keep theirs)."""
+    for confirmation in assertion.subject.subject_confirmation:
+        confirmation.subject_confirmation_data.not_on_or_after = None
+
+
+def drop_conditions_not_on_or_after(response: samlp.Response, assertion: saml.Assertion) -> None:
+    """An Edit: the Conditions have no NotOnOrAfter (it is optional there); the bearer
+    SubjectConfirmationData keeps its own."""
+    assertion.conditions.not_on_or_after = None
 
 
 def impostor_idp(genuine: SigningIdp, keypair: KeyPair) -> SigningIdp:

@@ -28,6 +28,7 @@ from .conftest import (
     acs_request,
     assert_problem,
     assert_redirect,
+    link_identity,
     post_acs,
     request_id_in,
     respond,
@@ -60,9 +61,11 @@ def test_sp_initiated_login_creates_the_user_signs_them_in_and_goes_to_next(
     assert signed_in_user(browser) == user
 
 
-def test_sp_initiated_login_selects_the_existing_user_case_insensitively(
-    idp: SigningIdp, provider: SamlProvider
+def test_sp_initiated_login_selects_the_existing_user_case_insensitively_when_emails_are_trusted(
+    idp: SigningIdp, saml_settings: SettingsInstaller, make_provider: ProviderFactory
 ) -> None:
+    # Without trust_email an identity never linked gets no existing account (test_users).
+    saml_settings(make_provider(trust_email=True))
     existing = User.objects.create_user("Alice@Example.TEST", None, name="Alice Existing")
     browser = Client()
     request_id = start_login(browser, next="/posts")
@@ -254,7 +257,7 @@ def test_no_email_is_403_saml_email_required(idp: SigningIdp, provider: SamlProv
 def test_a_deactivated_user_is_403_account_disabled(
     idp: SigningIdp, provider: SamlProvider
 ) -> None:
-    User.objects.create_user(ALICE, None, is_active=False)
+    link_identity(User.objects.create_user(ALICE, None, is_active=False))
     browser = Client()
     assert_problem(post_acs(browser, respond(idp)), 403, "account_disabled")
     assert signed_in_user(browser) is None

@@ -22,6 +22,18 @@ from pathlib import Path
 
 import pytest
 from django.test import Client
+from saml2 import saml, samlp
+from saml2.s_utils import factory
+from saml2.xmldsig import (
+    DIGEST_SHA1,
+    DIGEST_SHA224,
+    DIGEST_SHA256,
+    DIGEST_SHA512,
+    SIG_RSA_SHA1,
+    SIG_RSA_SHA224,
+    SIG_RSA_SHA256,
+    SIG_RSA_SHA512,
+)
 
 from appframework.saml import SamlProvider
 from testproject.blog.models import User
@@ -51,6 +63,7 @@ BAD_SIGNATURE = "SignatureError: Failed to verify signature"
 NO_RESPONSE_SIGNATURE = "SignatureError: Signature missing for response"
 REFERENCE_ELSEWHERE = "Signature failed to meet constraints on xmldsig"
 DTD_REFUSED = "unparsable XML (DTDForbidden)"
+WEAK_ALGORITHM = "a signature uses an algorithm this provider does not accept"
 
 
 Refusal = Callable[..., None]
@@ -281,6 +294,115 @@ def test_unknown_in_response_to(
     assert_refused(respond(idp, "_never_issued"), "'_never_issued' is not an outstanding request")
 
 
+# -- what the Web SSO profile requires beyond pysaml2's checks ------------------------------------
+# Each Response below is signed (Response and Assertion) with the missing or extra part
+# already in place, so pysaml2's signature checks pass and the refusal is the profile's.
+
+
+def test_a_signed_response_without_destination(
+    assert_refused: Refusal, idp: SigningIdp, provider: SamlProvider
+) -> None:
+    xml = respond(idp_tools.bent_idp(idp, idp_tools.drop_destination))
+    assert "Destination=" not in xml
+    assert idp_tools.xmlsec_verifies(xml, idp.keypair.cert_path, node_id=idp_tools.response_id(xml))
+    # The SAML bindings require Destination on a signed message: without it, a Response
+    # meant for another SP trusting the same IdP could be posted here.
+    assert_refused(xml, "the Response has no Destination")
+
+
+def test_an_assertion_without_audience_restriction(
+    assert_refused: Refusal, idp: SigningIdp, provider: SamlProvider
+) -> None:
+    xml = respond(idp_tools.bent_idp(idp, idp_tools.drop_audience_restriction))
+    assert "AudienceRestriction" not in xml and "NotOnOrAfter" in xml
+    # Such an assertion is good at every SP that trusts the IdP.
+    assert_refused(xml, "the assertion has no AudienceRestriction")
+
+
+def test_every_audience_restriction_must_name_this_sp(
+    assert_refused: Refusal, idp: SigningIdp, provider: SamlProvider
+) -> None:
+    def restrict_to_elsewhere_too(response: samlp.Response, assertion: saml.Assertion) -> None:
+        assertion.conditions.audience_restriction.append(
+            factory(
+                saml.AudienceRestriction,
+                audience=[factory(saml.Audience, text=f"{ELSEWHERE}/metadata")],
+            )
+        )
+
+    xml = respond(idp_tools.bent_idp(idp, restrict_to_elsewhere_too))
+    assert xml.count("<ns1:AudienceRestriction>") == 2
+    # Two restrictions must both hold (SAML core 2.5.1.4): this one is for elsewhere only.
+    assert_refused(xml, "an AudienceRestriction does not name this service provider")
+
+
+def test_a_bearer_confirmation_without_not_on_or_after(
+    assert_refused: Refusal, idp: SigningIdp, provider: SamlProvider
+) -> None:
+    xml = respond(idp_tools.bent_idp(idp, idp_tools.drop_bearer_not_on_or_after))
+    confirmation = xml[xml.index("<ns1:SubjectConfirmationData") :]
+    assert "NotOnOrAfter" not in confirmation[: confirmation.index(">")]
+    assert_refused(xml, "a bearer SubjectConfirmationData has no NotOnOrAfter")
+
+
+@pytest.mark.parametrize(
+    ("signing", "digest"),
+    [
+        (SIG_RSA_SHA1, DIGEST_SHA1),
+        (SIG_RSA_SHA256, DIGEST_SHA1),
+        (SIG_RSA_SHA1, DIGEST_SHA256),
+        (SIG_RSA_SHA224, DIGEST_SHA224),
+    ],
+    ids=["rsa-sha1+sha1", "rsa-sha256+sha1", "rsa-sha1+sha256", "rsa-sha224+sha224"],
+)
+def test_sha1_or_weaker_signatures_are_refused(
+    assert_refused: Refusal, idp: SigningIdp, provider: SamlProvider, signing: str, digest: str
+) -> None:
+    legacy = idp_tools.idp_signing_with(idp, signing_algorithm=signing, digest_algorithm=digest)
+    xml = respond(legacy)
+    assert idp_tools.signature_algorithms(xml) == {(signing, digest)}
+    assert idp_tools.xmlsec_verifies(xml, idp.keypair.cert_path, node_id=idp_tools.response_id(xml))
+    assert_refused(xml, WEAK_ALGORITHM)
+
+
+@pytest.mark.parametrize(
+    ("signing", "digest"),
+    [(SIG_RSA_SHA1, DIGEST_SHA1), (SIG_RSA_SHA256, DIGEST_SHA1), (SIG_RSA_SHA1, DIGEST_SHA256)],
+)
+def test_allow_sha1_accepts_sha1_for_a_legacy_idp(
+    idp: SigningIdp,
+    saml_settings: SettingsInstaller,
+    make_provider: ProviderFactory,
+    signing: str,
+    digest: str,
+) -> None:
+    saml_settings(make_provider(allow_sha1=True))
+    legacy = idp_tools.idp_signing_with(idp, signing_algorithm=signing, digest_algorithm=digest)
+    browser = Client()
+    assert_redirect(post_acs(browser, respond(legacy), relay_state="/posts"), "/posts")
+    assert signed_in_user(browser) == User.objects.get(email=ALICE)
+
+
+def test_allow_sha1_still_refuses_weaker_than_sha1_and_sha224(
+    assert_refused: Refusal,
+    idp: SigningIdp,
+    saml_settings: SettingsInstaller,
+    make_provider: ProviderFactory,
+) -> None:
+    saml_settings(make_provider(allow_sha1=True))
+    legacy = idp_tools.idp_signing_with(
+        idp, signing_algorithm=SIG_RSA_SHA224, digest_algorithm=DIGEST_SHA224
+    )
+    assert_refused(respond(legacy), WEAK_ALGORITHM)
+
+
+def test_sha512_is_accepted(idp: SigningIdp, provider: SamlProvider) -> None:
+    strong = idp_tools.idp_signing_with(
+        idp, signing_algorithm=SIG_RSA_SHA512, digest_algorithm=DIGEST_SHA512
+    )
+    assert_redirect(post_acs(Client(), respond(strong), relay_state="/posts"), "/posts")
+
+
 # -- the XML parser -----------------------------------------------------------------------------
 
 
@@ -421,3 +543,59 @@ def test_the_answer_does_not_say_which_check_failed_and_the_log_does(
     assert len(reasons) == 4
     assert any("_never_issued" in reason for reason in reasons)
     assert any("unparsable XML" in reason for reason in reasons)
+
+
+def test_a_refusal_is_logged_on_one_line_of_bounded_length(
+    idp: SigningIdp, provider: SamlProvider, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An anonymous POST must not write what it likes into the log: an InResponseTo of
+    30 000 characters with a line break is reported in one short line."""
+    caplog.set_level(logging.WARNING, logger="appframework.saml")
+    forged_line = "\nWARNING appframework.saml: SAML response accepted for admin@example.com"
+    huge = "_" + "x" * 30_000 + forged_line.replace("\n", "&#10;")
+    xml = (
+        '<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" ID="_r1" '
+        f'Version="2.0" IssueInstant="2026-01-01T00:00:00Z" InResponseTo="{huge}" '
+        f'Destination="{ACS_URL}"/>'
+    )
+    assert_problem(post_acs(Client(), xml), 403, "saml_invalid")
+    [record] = [r for r in caplog.records if r.name == "appframework.saml"]
+    line = record.getMessage()
+    assert len(line) <= 500, len(line)
+    assert "\n" not in line and "\r" not in line
+    assert line.startswith("SAML response refused: InResponseTo '_xxx")
+
+
+@pytest.mark.parametrize("kind", ["tampered", "expired", "unsigned", "wrong_audience"])
+def test_pysaml2_writes_no_error_or_traceback_of_its_own_for_a_refusal(
+    idp: SigningIdp,
+    genuine: str,
+    provider: SamlProvider,
+    caplog: pytest.LogCaptureFixture,
+    kind: str,
+) -> None:
+    # The suite's conftest silences the "saml2" logger; a project logging at INFO does not.
+    caplog.set_level(logging.INFO, logger="saml2")
+    caplog.set_level(logging.WARNING, logger="appframework.saml")
+    xml = {
+        "tampered": lambda: idp_tools.tamper_attribute(genuine, "mail", EVIL),
+        "expired": lambda: respond(idp, issue_instant_offset_seconds=-400),
+        "unsigned": lambda: idp_tools.strip_signatures(genuine),
+        "wrong_audience": lambda: respond(idp, audience=f"{ELSEWHERE}/metadata"),
+    }[kind]()
+    assert_problem(post_acs(Client(), xml), 403, "saml_invalid")
+    theirs = [r for r in caplog.records if r.name.split(".")[0] == "saml2"]
+    assert theirs == [], [(r.name, r.levelname, r.getMessage()[:80]) for r in theirs]
+    ours = [r for r in caplog.records if r.name == "appframework.saml"]
+    assert len(ours) == 1 and ours[0].exc_info is None and "\n" not in ours[0].getMessage()
+
+
+def test_pysaml2_logs_outside_a_validation_are_left_alone(
+    genuine: str, provider: SamlProvider, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="saml2")
+    post_acs(Client(), idp_tools.strip_signatures(genuine))
+    logging.getLogger("saml2.response").error("not during a validation")
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("saml2")] == [
+        "not during a validation"
+    ]

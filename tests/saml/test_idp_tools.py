@@ -33,7 +33,7 @@ with warnings.catch_warnings():
     from saml2.response import AuthnResponse, IncorrectlySigned, InvalidAssertion, VerificationError
     from saml2.sigver import SignatureError, get_xmlsec_binary
     from saml2.validate import ResponseLifetimeExceed, ToEarly
-    from saml2.xmldsig import SIG_RSA_SHA256
+    from saml2.xmldsig import DIGEST_SHA1, SIG_RSA_SHA1, SIG_RSA_SHA256
 
     from testproject.local_idp.keys import KeyPair, make_keypair
     from testproject.local_idp.saml_idp import RawAttribute, SigningIdp
@@ -537,3 +537,64 @@ def test_comment_in_name_id_keeps_the_signature_and_is_read_whole(
         idp_tools.inject_comment_in_name_id(
             idp.create_response(sp_entity_id=SP_ENTITY_ID, acs_url=SP_ACS_URL)
         )
+
+
+# -- responses bent before signing, and other algorithms ----------------------------------
+
+
+def _attributes(xml: str, local_name: str) -> list[dict[str, str]]:
+    """The attributes of every element called ``local_name``, in document order."""
+    from xml.dom import minidom
+
+    elements = minidom.parseString(xml.encode()).getElementsByTagNameNS("*", local_name)
+    return [dict(element.attributes.items()) for element in elements]
+
+
+@pytest.mark.parametrize(
+    ("edit", "element", "attribute"),
+    [
+        (idp_tools.drop_destination, "Response", "Destination"),
+        (idp_tools.drop_audience_restriction, "AudienceRestriction", None),
+        (idp_tools.drop_bearer_not_on_or_after, "SubjectConfirmationData", "NotOnOrAfter"),
+        (idp_tools.drop_conditions_not_on_or_after, "Conditions", "NotOnOrAfter"),
+    ],
+    ids=["destination", "audience", "bearer-expiry", "conditions-expiry"],
+)
+def test_bent_idp_signs_the_edited_response(
+    idp: SigningIdp,
+    idp_keys: KeyPair,
+    strict_sp: Saml2Client,
+    edit: idp_tools.Edit,
+    element: str,
+    attribute: str | None,
+) -> None:
+    genuine = idp.create_response(sp_entity_id=SP_ENTITY_ID, acs_url=SP_ACS_URL)
+    xml = idp_tools.bent_idp(idp, edit).create_response(
+        sp_entity_id=SP_ENTITY_ID, acs_url=SP_ACS_URL
+    )
+    if attribute is None:  # the element itself is gone
+        assert _attributes(genuine, element) and not _attributes(xml, element)
+    else:
+        assert all(attribute in found for found in _attributes(genuine, element))
+        assert not any(attribute in found for found in _attributes(xml, element))
+    assert [c.get("Recipient") for c in _attributes(xml, "SubjectConfirmationData")] == [SP_ACS_URL]
+    [assertion_id] = idp_tools.assertion_ids(xml)
+    assert idp_tools.xmlsec_verifies(xml, idp_keys.cert_path, node_id=idp_tools.response_id(xml))
+    assert idp_tools.xmlsec_verifies(xml, idp_keys.cert_path, node_id=assertion_id)
+    # pysaml2 alone accepts every one of them: refusing them is the service provider's job.
+    accepted(strict_sp, xml)
+
+
+def test_idp_signing_with_signs_with_the_algorithms_given(
+    idp: SigningIdp, idp_keys: KeyPair, strict_sp: Saml2Client
+) -> None:
+    legacy = idp_tools.idp_signing_with(
+        idp, signing_algorithm=SIG_RSA_SHA1, digest_algorithm=DIGEST_SHA1
+    )
+    xml = legacy.create_response(sp_entity_id=SP_ENTITY_ID, acs_url=SP_ACS_URL)
+    assert idp_tools.signature_algorithms(xml) == {(SIG_RSA_SHA1, DIGEST_SHA1)}
+    assert idp_tools.xmlsec_verifies(xml, idp_keys.cert_path, node_id=idp_tools.response_id(xml))
+    # pysaml2 verifies SHA-1 signatures without complaint.
+    accepted(strict_sp, xml)
+    genuine = idp.create_response(sp_entity_id=SP_ENTITY_ID, acs_url=SP_ACS_URL)
+    assert (SIG_RSA_SHA1, DIGEST_SHA1) not in idp_tools.signature_algorithms(genuine)

@@ -13,6 +13,17 @@ import pytest
 from django.conf import settings
 from django.core.cache import caches
 from django.test import Client, RequestFactory
+from saml2.xmldsig import (
+    DIGEST_SHA256,
+    DIGEST_SHA384,
+    DIGEST_SHA512,
+    SIG_ECDSA_SHA256,
+    SIG_ECDSA_SHA384,
+    SIG_ECDSA_SHA512,
+    SIG_RSA_SHA256,
+    SIG_RSA_SHA384,
+    SIG_RSA_SHA512,
+)
 
 from appframework.saml import SamlProvider, is_saml_acs_request, metadata_xml
 from appframework.saml import metadata as metadata_module
@@ -45,6 +56,7 @@ from .conftest import (
 POST_BINDING = "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST"
 MD_NS = "urn:oasis:names:tc:SAML:2.0:metadata"
 DS_NS = "http://www.w3.org/2000/09/xmldsig#"
+ALG_NS = "urn:oasis:names:tc:SAML:metadata:algsupport"
 
 
 # -- login --------------------------------------------------------------------------------------
@@ -193,6 +205,34 @@ def test_metadata_includes_the_sp_certificate_when_set(
     assert 'AuthnRequestsSigned="true"' in text
     assert _acs_services(text)[0]["Location"] == ACS_URL
     assert "PRIVATE KEY" not in text
+
+
+@pytest.mark.parametrize("allow_sha1", [False, True])
+def test_metadata_advertises_only_sha256_and_stronger(
+    saml_settings: SettingsInstaller, make_provider: ProviderFactory, allow_sha1: bool
+) -> None:
+    """An IdP reading the metadata picks from what it lists: MD5, SHA-1, RIPEMD-160,
+    SHA-224 and DSA are never offered (allow_sha1 tolerates a legacy IdP, it does not
+    invite others to sign with SHA-1)."""
+    import xml.etree.ElementTree as ElementTree
+
+    saml_settings(make_provider(allow_sha1=allow_sha1))
+    _, text = _metadata(Client())
+    root = ElementTree.fromstring(text)
+    digests = {e.get("Algorithm") for e in root.iter(f"{{{ALG_NS}}}DigestMethod")}
+    signing = {e.get("Algorithm") for e in root.iter(f"{{{ALG_NS}}}SigningMethod")}
+    assert DIGEST_SHA256 in digests and SIG_RSA_SHA256 in signing
+    assert digests <= {DIGEST_SHA256, DIGEST_SHA384, DIGEST_SHA512}
+    assert signing <= {
+        SIG_RSA_SHA256,
+        SIG_RSA_SHA384,
+        SIG_RSA_SHA512,
+        SIG_ECDSA_SHA256,
+        SIG_ECDSA_SHA384,
+        SIG_ECDSA_SHA512,
+    }
+    for weak in ("md5", "sha1", "ripemd160", "sha224", "dsa-sha"):
+        assert weak not in text.replace("ecdsa-sha", "ec-sha"), weak
 
 
 def test_metadata_xml_raises_runtime_error_for_an_invalid_document(

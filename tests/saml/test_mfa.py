@@ -27,6 +27,7 @@ from .conftest import (
     acs_request,
     assert_redirect,
     current_idp,
+    link_identity,
     post_acs,
     respond,
     session_request,
@@ -40,8 +41,9 @@ STEP = 30
 
 
 def totp_user() -> tuple[User, str]:
-    """Alice with TOTP on, and her secret."""
+    """Alice, her SAML identity linked, with TOTP on; and her secret."""
     user = User.objects.create_user(ALICE, None, name="Alice")
+    link_identity(user)
     return user, enable_totp(user)[0]
 
 
@@ -97,6 +99,7 @@ def test_a_user_without_totp_is_signed_in_directly_with_mfa_on(
     idp: SigningIdp, provider: SamlProvider
 ) -> None:
     user = User.objects.create_user(ALICE, None)
+    link_identity(user)
     browser = Client()
     assert_redirect(post_acs(browser, respond(idp), relay_state="/posts"), "/posts")
     assert signed_in_user(browser) == user

@@ -24,6 +24,7 @@ from appframework.saml import SamlProvider, saml_provider, store
 from testproject.blog.models import User
 from testproject.local_idp.saml_idp import SigningIdp
 from tests.conftest import skip_or_fail_on_ci
+from tests.saml import idp_tools
 
 from .conftest import (
     ALICE,
@@ -170,6 +171,45 @@ def test_the_acs_remembers_until_the_assertions_own_expiry(
     [timeout] = add_timeouts
     # NotOnOrAfter is an hour from the IdP's (whole-second) now, plus the skew.
     assert 3_600 + 30 - 5 <= timeout <= 3_600 + 30 + 1
+
+
+@pytest.mark.django_db
+def test_the_record_lives_until_the_bearer_confirmations_expiry_when_the_conditions_have_none(
+    idp: SigningIdp, saml_settings: SettingsInstaller, add_timeouts: list[Any]
+) -> None:
+    """The Conditions' NotOnOrAfter is optional; the bearer SubjectConfirmationData's is
+    what pysaml2 then checks, so the record must last until it (plus the skew), not for
+    REPLAY_WINDOW alone, or the assertion is accepted again once the record is gone."""
+    saml_settings(REPLAY_WINDOW=1, CLOCK_SKEW=30)
+    undated = idp_tools.bent_idp(idp, idp_tools.drop_conditions_not_on_or_after)
+    xml = respond(undated, valid_for_seconds=3_600)
+    assert "<ns1:Conditions NotBefore=" in xml and "Conditions NotOnOrAfter" not in xml
+    assert_redirect(post_acs(Client(), xml), "/")
+    [timeout] = add_timeouts
+    assert 3_600 + 30 - 5 <= timeout <= 3_600 + 30 + 1
+
+
+@pytest.mark.django_db
+def test_an_assertion_with_no_expiry_at_all_is_refused_so_no_record_can_outlive_it(
+    idp: SigningIdp, saml_settings: SettingsInstaller
+) -> None:
+    """Without any NotOnOrAfter an assertion is good forever, and its record lasts
+    REPLAY_WINDOW seconds: once that passed (the cache emptied here) it was accepted a
+    second time. The Web SSO profile requires NotOnOrAfter on a bearer confirmation."""
+    saml_settings(REPLAY_WINDOW=1)
+
+    def no_expiry(response: Any, assertion: Any) -> None:
+        idp_tools.drop_conditions_not_on_or_after(response, assertion)
+        idp_tools.drop_bearer_not_on_or_after(response, assertion)
+
+    xml = respond(idp_tools.bent_idp(idp, no_expiry))
+    assert "NotOnOrAfter" not in xml
+    for _attempt in range(2):
+        browser = Client()
+        assert_problem(post_acs(browser, xml), 403, "saml_invalid")
+        assert signed_in_user(browser) is None
+        caches["default"].clear()  # the replay window has passed
+    assert not User.objects.exists()
 
 
 # -- across processes (a shared Redis) ----------------------------------------------------------

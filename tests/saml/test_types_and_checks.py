@@ -1,5 +1,5 @@
 """``SamlProvider`` validation and the checks ``appframework_saml.E001`` to ``E003``,
-``W001`` to ``W003`` and ``I001``."""
+``W001`` to ``W005`` and ``I001``."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from django.conf import settings
 from django.core import checks as django_checks
+from django.core.cache.backends.locmem import LocMemCache
 from django.test import RequestFactory
 from django.test.utils import override_settings
 
@@ -39,6 +40,7 @@ def test_a_valid_provider_keeps_its_fields(
     assert provider.sp_x509_cert is None and provider.sp_private_key is None
     assert provider.signs_requests is False
     assert provider.allow_idp_initiated is True and provider.want_assertions_signed is True
+    assert provider.trust_email is False and provider.allow_sha1 is False
     assert provider.email_attribute is None and provider.name_attribute is None
     assert "BEGIN" not in repr(provider) and idp_keys.cert_b64[:40] not in repr(provider)
 
@@ -369,6 +371,96 @@ def test_w003_only_for_a_strict_session_cookie(samesite: Any, warned: bool) -> N
         assert "docs/checks.md#appframework_saml-W003" in messages[0].hint
 
 
+# -- W004: IdP-initiated login on ---------------------------------------------------------------
+
+
+def test_w004_for_each_listed_provider_that_accepts_idp_initiated_login(
+    saml_settings: SettingsInstaller, make_provider: ProviderFactory
+) -> None:
+    closed = make_provider(
+        name="closed", acs_url="http://testserver/saml/closed/acs", allow_idp_initiated=False
+    )
+    saml_settings(make_provider(), closed)
+    messages = saml_checks.check_idp_initiated()
+    assert ids(messages) == ["appframework_saml.W004"]
+    assert messages[0].level == django_checks.WARNING
+    assert "'test'" in messages[0].msg and "closed" not in messages[0].msg
+    assert "allow_idp_initiated=False" in messages[0].hint
+    assert "docs/checks.md#appframework_saml-W004" in messages[0].hint
+    saml_settings(closed)
+    assert saml_checks.check_idp_initiated() == []
+
+
+def test_w004_does_not_call_a_provider_factory() -> None:
+    providers = "tests.saml.test_types_and_checks.no_factory_call"
+    with override_settings(APPFRAMEWORK=appframework_with({"PROVIDERS": providers})):
+        assert saml_checks.check_idp_initiated() == []
+
+
+def no_factory_call() -> list[SamlProvider]:
+    raise AssertionError("checks must not call a provider factory")
+
+
+# -- W005: a process-local replay cache ----------------------------------------------------------
+
+
+class ProjectLocMem(LocMemCache):
+    """A project's own subclass is still per process."""
+
+
+LOCMEM = "django.core.cache.backends.locmem.LocMemCache"
+
+
+def replay_cache_check(backend: str, providers: Any, *, debug: bool = False) -> Messages:
+    """W005 with ``REPLAY_CACHE`` on an alias of ``backend`` (one override: nested ones
+    must unwind in order, or the alias outlives its CACHES entry)."""
+    caches = {**settings.CACHES, "replay": {"BACKEND": backend, "LOCATION": "w005-test"}}
+    saml = {"PROVIDERS": providers, "REPLAY_CACHE": "replay"}
+    with override_settings(CACHES=caches, DEBUG=debug, APPFRAMEWORK=appframework_with(saml)):
+        return saml_checks.check_replay_cache()
+
+
+@pytest.mark.parametrize(
+    ("backend", "warned"),
+    [
+        (LOCMEM, True),
+        ("tests.saml.test_types_and_checks.ProjectLocMem", True),
+        ("django.core.cache.backends.dummy.DummyCache", True),
+        ("django.core.cache.backends.redis.RedisCache", False),
+        ("django.core.cache.backends.db.DatabaseCache", False),
+        ("django.core.cache.backends.memcached.PyMemcacheCache", False),
+    ],
+)
+def test_w005_when_the_replay_cache_is_per_process(
+    make_provider: ProviderFactory, backend: str, warned: bool
+) -> None:
+    messages = replay_cache_check(backend, [make_provider()])
+    assert ids(messages) == (["appframework_saml.W005"] if warned else [])
+    if warned:
+        assert messages[0].level == django_checks.WARNING
+        assert "'replay'" in messages[0].msg
+        assert "docs/checks.md#appframework_saml-W005" in messages[0].hint
+
+
+def test_w005_is_quiet_with_debug_on_or_without_providers(make_provider: ProviderFactory) -> None:
+    # A development server is one process; without providers nothing uses the cache.
+    assert replay_cache_check(LOCMEM, [make_provider()], debug=True) == []
+    assert replay_cache_check(LOCMEM, []) == []
+    # A factory is not called, but it may return providers.
+    factory = "tests.saml.test_types_and_checks.no_factory_call"
+    assert ids(replay_cache_check(LOCMEM, factory)) == ["appframework_saml.W005"]
+
+
+def test_plain_check_warns_about_the_replay_cache_not_only_deploy() -> None:
+    """The test settings are production-like (DEBUG off) and keep ``REPLAY_CACHE`` on
+    the locmem ``default``: with two workers no SP-initiated login would work."""
+    assert settings.DEBUG is False
+    plain = ids(django_checks.run_checks())
+    assert "appframework_saml.W005" in plain
+    with override_settings(DEBUG=True):
+        assert "appframework_saml.W005" not in ids(django_checks.run_checks())
+
+
 # -- registered ---------------------------------------------------------------------------------
 
 
@@ -382,6 +474,8 @@ def test_the_checks_are_registered_and_i001_only_for_deploy() -> None:
         saml_checks.check_certificates,
         saml_checks.check_csrf_exemption,
         saml_checks.check_session_samesite,
+        saml_checks.check_idp_initiated,
+        saml_checks.check_replay_cache,
     ):
         assert check in everyday
     assert saml_checks.report_xmlsec not in everyday

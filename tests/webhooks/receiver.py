@@ -17,6 +17,8 @@ class Hit:
     path: str
     headers: dict[str, str]
     body: bytes
+    #: The client's "host:port": the same for requests sent on one kept-alive connection.
+    peer: str = ""
 
 
 @dataclass
@@ -62,7 +64,10 @@ def start_receiver() -> Receiver:
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
             with receiver.lock:
-                receiver.hits.append(Hit(self.command, self.path, dict(self.headers.items()), body))
+                peer = f"{self.client_address[0]}:{self.client_address[1]}"
+                receiver.hits.append(
+                    Hit(self.command, self.path, dict(self.headers.items()), body, peer)
+                )
                 index = len(receiver.hits) - 1
             if receiver.delay:
                 time.sleep(receiver.delay)

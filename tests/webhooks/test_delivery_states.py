@@ -586,3 +586,43 @@ def test_each_retry_is_scheduled_with_the_backoff_of_its_retry_number(
     monkeypatch.setattr(webhook_tasks, "backoff", lambda r: waits.append(r) or real(r))
     _fire(django_capture_on_commit_callbacks)
     assert waits == [0, 1, 2, 3]
+
+
+# -- the error's code ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("error", "status", "code"),
+    [
+        (None, None, ""),
+        ("HTTP 503", 503, "http_503"),
+        ("HTTP 302: redirects are not followed (Location: http://10.0.0.5/)", 302, "http_302"),
+        (
+            "UnsafeWebhookUrlError: The webhook URL is not allowed: the host resolves to a "
+            "non-public address.",
+            None,
+            "unsafe_url",
+        ),
+        (
+            "ConnectTimeout: HTTPConnectionPool(host='10.0.0.5', port=80): timed out",
+            None,
+            "timeout",
+        ),
+        ("ReadTimeout: HTTPConnectionPool(host='10.0.0.5', port=80): timed out", None, "timeout"),
+        ("SoftTimeLimitExceeded: SoftTimeLimitExceeded()", None, "timeout"),
+        ("SSLError: certificate verify failed for 10.0.0.5", None, "tls_error"),
+        (
+            "ConnectionError: HTTPConnectionPool(host='10.0.0.5', port=80): refused",
+            None,
+            "connection_error",
+        ),
+        ("RuntimeError: something about 10.0.0.5", None, "error"),
+        ("no colon at all", None, "error"),
+    ],
+)
+def test_error_code_names_the_outcome_without_the_message(
+    error: str | None, status: int | None, code: str
+) -> None:
+    row = WebhookDelivery(event=EVENT, error=error, status_code=status)
+    assert row.error_code == code
+    assert "10.0.0.5" not in row.error_code

@@ -1,7 +1,8 @@
 """The demo's webhook tour: /signup announces the new account as ``user.registered``,
 the demo's own receiver (/webhooks/receiver) checks both signatures and records what
-arrived, /webhooks shows endpoints, deliveries and receipts (never a secret), the
-landing page points there, and ``seed_demo`` wires the endpoint once.
+arrived (signed, fresh posts only, each ``X-Webhook-Id`` once), /webhooks shows staff
+the endpoints, deliveries (an error's code, never its message) and receipts (never a
+secret), the landing page points there, and ``seed_demo`` wires the endpoint once.
 
 Deliveries leave when the signup's transaction commits (eager Celery: inline), and a
 job runs under the tenant that fired it, even when the commit happens outside it."""
@@ -10,16 +11,21 @@ from __future__ import annotations
 
 import json
 import re
+import socket
+import threading
 import time
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from io import StringIO
 from typing import Any
 
 import pytest
+import requests
 from django.conf import settings
 from django.core.management import call_command
 from django.db import connection, transaction
 from django.test import Client, override_settings
+from django.utils import timezone
 
 from appframework.events import user_registered
 from appframework_tenancy import as_tenant, current_tenant_id
@@ -27,7 +33,10 @@ from appframework_webhooks import WebhookDelivery, WebhookEndpoint, verify_signa
 from appframework_webhooks import tasks as webhook_tasks
 from appframework_webhooks.delivery import AttemptResult, webhook_headers
 from appframework_webhooks.manager import FAN_OUT_THRESHOLD, WebhookManager
+from appframework_webhooks.signing import sign, sign_v2
+from testproject.blog import views as demo_views
 from testproject.blog.models import ReceivedWebhook, User
+from tests.conftest import login_client
 
 from .conftest import webhook_settings
 
@@ -58,14 +67,29 @@ def _post_to_receiver(client: Client, body: bytes, headers: dict[str, str]) -> A
     )
 
 
-def _signed(body: bytes, *, secret: str | None = None, timestamp: int | None = None) -> dict:
+def _signed(
+    body: bytes,
+    *,
+    secret: str | None = None,
+    timestamp: int | None = None,
+    webhook_id: str = "a1b2c3d4e5f60718293a4b5c6d7e8f90",
+) -> dict:
     return webhook_headers(
         EVENT,
         body,
         _secret() if secret is None else secret,
-        "a1b2c3d4e5f60718293a4b5c6d7e8f90",
+        webhook_id,
         int(time.time()) if timestamp is None else timestamp,
     )
+
+
+def _signed_in(email: str, *, is_staff: bool) -> Client:
+    user = User.objects.create_user(email, GOOD_PASSWORD, is_staff=is_staff)
+    return login_client(Client(enforce_csrf_checks=True), user)
+
+
+def _staff() -> Client:
+    return _signed_in("staff.member@example.com", is_staff=True)
 
 
 @pytest.fixture
@@ -99,7 +123,7 @@ def test_signup_delivers_a_signed_user_registered_webhook_to_the_demo_receiver(
 
     response = _signup(client, "newcomer@example.com")
 
-    assert response.status_code == 302 and response["Location"] == "/webhooks"
+    assert response.status_code == 302 and response["Location"] == "/"
     user = User.objects.get(email="newcomer@example.com")
     received = ReceivedWebhook.objects.get()
     assert received.event == EVENT
@@ -117,11 +141,10 @@ def test_signup_delivers_a_signed_user_registered_webhook_to_the_demo_receiver(
 def test_webhooks_page_shows_the_delivery_and_the_receipt_but_never_the_secret(
     demo_endpoint_on_live_server: WebhookEndpoint,
 ) -> None:
-    client = Client(enforce_csrf_checks=True)
-    _signup(client, "watcher@example.com")
+    _signup(Client(enforce_csrf_checks=True), "watcher@example.com")
     received = ReceivedWebhook.objects.get()
 
-    page = client.get("/webhooks", **HTML)
+    page = _staff().get("/webhooks", **HTML)
 
     assert page.status_code == 200
     html = page.content.decode()
@@ -133,6 +156,90 @@ def test_webhooks_page_shows_the_delivery_and_the_receipt_but_never_the_secret(
     assert "signature valid, timestamp fresh" in receipts
     assert _secret() not in html
     assert 'href="/signup"' in html and 'href="/admin/' in html
+
+
+@pytest.mark.django_db
+def test_webhooks_page_asks_an_anonymous_visitor_to_sign_in_with_401() -> None:
+    WebhookEndpoint.objects.create(url="https://hooks.example.com/in", event=EVENT)
+
+    page = Client().get("/webhooks", **HTML)
+    api = Client().get("/webhooks", HTTP_ACCEPT="application/json")
+
+    assert page.status_code == 401
+    assert "hooks.example.com" not in page.content.decode()
+    assert api.status_code == 401 and api.json()["code"] == "not_authenticated"
+
+
+@pytest.mark.django_db
+def test_webhooks_page_refuses_a_signed_in_user_who_is_not_staff_with_403() -> None:
+    WebhookEndpoint.objects.create(url="https://hooks.example.com/in", event=EVENT)
+
+    page = _signed_in("member@example.com", is_staff=False).get("/webhooks", **HTML)
+
+    assert page.status_code == 403
+    assert "hooks.example.com" not in page.content.decode()
+
+
+@pytest.mark.django_db
+def test_webhooks_page_opens_for_staff() -> None:
+    WebhookEndpoint.objects.create(url="https://hooks.example.com/in", event=EVENT)
+
+    page = _staff().get("/webhooks", **HTML)
+
+    assert page.status_code == 200
+    assert "https://hooks.example.com/in" in page.content.decode()
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.django_db
+def test_webhooks_page_shows_error_codes_never_the_messages_naming_internal_addresses(
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """The guard's refusal says what an internal name resolves to; a failed connection
+    names the pinned address it tried. Staff see the code; the message is in the admin."""
+    WebhookEndpoint.objects.create(url="http://127.0.0.1:9/hook", event="blocked.event")
+    WebhookEndpoint.objects.create(
+        url=f"http://127.0.0.1:{_closed_port()}/hook", event="refused.event"
+    )
+    with webhook_settings(MAX_ATTEMPTS=1, BACKOFF_BASE=0.01, BACKOFF_CAP=0.05):
+        with django_capture_on_commit_callbacks(execute=True):
+            WebhookManager().fire_sync("blocked.event", {})
+        with (
+            webhook_settings(ALLOWED_NETWORKS=["127.0.0.0/8"], CONNECT_TIMEOUT=1.0),
+            django_capture_on_commit_callbacks(execute=True),
+        ):
+            WebhookManager().fire_sync("refused.event", {})
+    blocked = WebhookDelivery.objects.get(event="blocked.event")
+    refused = WebhookDelivery.objects.get(event="refused.event")
+    assert "non-public address" in blocked.error
+    assert "127.0.0.1" in refused.error
+
+    html = _staff().get("/webhooks", **HTML).content.decode()
+
+    log = html.split("<h3>Delivery log", 1)[1].split("<h3>Received", 1)[0]
+    assert "failed: <code>unsafe_url</code>" in log
+    assert "failed: <code>connection_error</code>" in log
+    for message in (blocked.error, refused.error):
+        for fragment in (message, message.split(": ", 1)[1][:40]):
+            assert fragment not in html
+    assert "127.0.0.1" not in log and "non-public" not in log
+
+
+@pytest.mark.django_db
+def test_webhooks_page_shows_a_failed_answer_as_its_http_status_code() -> None:
+    endpoint = WebhookEndpoint.objects.create(url="https://hooks.example.com/in", event=EVENT)
+    WebhookDelivery.objects.create(
+        endpoint=endpoint, event=EVENT, status_code=503, error="HTTP 503", attempt=1
+    )
+
+    html = _staff().get("/webhooks", **HTML).content.decode()
+
+    assert "retrying: <code>http_503</code>" in html
 
 
 # -- the receiver ----------------------------------------------------------------------------
@@ -159,9 +266,7 @@ def test_receiver_refuses_a_wrong_signature_with_401() -> None:
     response = _post_to_receiver(Client(), body, headers)
 
     assert response.status_code == 401
-    row = ReceivedWebhook.objects.get()
-    assert row.signature_valid is False and row.replay_proof_valid is False
-    assert row.event == EVENT
+    assert not ReceivedWebhook.objects.exists()
 
 
 @pytest.mark.django_db
@@ -173,12 +278,11 @@ def test_receiver_refuses_a_body_changed_after_signing_with_401() -> None:
     response = _post_to_receiver(Client(), tampered, headers)
 
     assert response.status_code == 401
-    row = ReceivedWebhook.objects.get()
-    assert row.signature_valid is False and row.replay_proof_valid is False
+    assert not ReceivedWebhook.objects.exists()
 
 
 @pytest.mark.django_db
-def test_receiver_refuses_a_request_without_signature_with_401() -> None:
+def test_receiver_refuses_a_request_without_signature_with_401_storing_nothing() -> None:
     body = b'{"event":"user.registered","data":{"user_id":41}}'
     headers = webhook_headers(EVENT, body, None, "f" * 32, int(time.time()))
     assert "X-Webhook-Signature" not in headers
@@ -186,8 +290,47 @@ def test_receiver_refuses_a_request_without_signature_with_401() -> None:
     response = _post_to_receiver(Client(), body, headers)
 
     assert response.status_code == 401
-    row = ReceivedWebhook.objects.get()
-    assert row.signature_valid is False and row.replay_proof_valid is False
+    assert not ReceivedWebhook.objects.exists()
+
+
+@pytest.mark.django_db
+def test_receiver_refuses_a_post_with_no_webhook_headers_at_all_storing_nothing() -> None:
+    response = Client().post(
+        "/webhooks/receiver", b'{"event":"user.registered"}', content_type="application/json"
+    )
+
+    assert response.status_code == 401
+    assert not ReceivedWebhook.objects.exists()
+
+
+@pytest.mark.django_db
+def test_receiver_refuses_a_body_signature_without_the_replay_proof_one_with_401() -> None:
+    """The body signature alone can be replayed forever: both are required."""
+    body = b'{"event":"user.registered","data":{"user_id":41}}'
+    headers = _signed(body)
+    del headers["X-Webhook-Signature-V2"]
+
+    response = _post_to_receiver(Client(), body, headers)
+
+    assert response.status_code == 401
+    assert not ReceivedWebhook.objects.exists()
+
+
+@pytest.mark.django_db
+def test_receiver_with_no_secret_configured_refuses_even_a_request_signed_with_it() -> None:
+    """An HMAC under an empty key is anyone's to compute."""
+    body = b'{"event":"user.registered","data":{"user_id":41}}'
+    headers = _signed(body, secret="")
+    headers["X-Webhook-Signature"] = sign("", body)
+    headers["X-Webhook-Signature-V2"] = sign_v2(
+        "", headers["X-Webhook-Id"], int(headers["X-Webhook-Timestamp"]), body
+    )
+
+    with override_settings(DEMO_WEBHOOK_SECRET=""):
+        response = _post_to_receiver(Client(), body, headers)
+
+    assert response.status_code == 401
+    assert not ReceivedWebhook.objects.exists()
 
 
 @pytest.mark.django_db
@@ -195,13 +338,119 @@ def test_receiver_refuses_a_replayed_request_with_a_stale_timestamp_with_401() -
     body = b'{"event":"user.registered","data":{"user_id":41}}'
     headers = _signed(body, timestamp=int(time.time()) - 3600)
 
+    # The body signature alone still matches: only the replay-proof check catches it.
+    assert verify_signature(_secret(), body, headers["X-Webhook-Signature"])
+
     response = _post_to_receiver(Client(), body, headers)
 
     assert response.status_code == 401
+    assert not ReceivedWebhook.objects.exists()
+
+
+@pytest.mark.django_db
+def test_receiver_acknowledges_a_replayed_delivery_without_storing_it_twice() -> None:
+    """A captured delivery posted again within the 300 s tolerance passes both
+    signatures: the id is what tells it apart. It is answered 2xx (a receiver that
+    refused repeats would make an honest sender retry them) and stored once."""
+    body = b'{"event":"user.registered","data":{"user_id":41}}'
+    headers = _signed(body)
+
+    first = _post_to_receiver(Client(), body, headers)
+    replayed = _post_to_receiver(Client(), body, headers)
+
+    assert first.status_code == 204 and replayed.status_code == 204
     row = ReceivedWebhook.objects.get()
-    # The body signature alone still matches: only the replay-proof check catches it.
-    assert row.signature_valid is True
-    assert row.replay_proof_valid is False
+    assert row.webhook_id == headers["X-Webhook-Id"]
+
+
+@pytest.mark.django_db
+def test_receiver_stores_a_retry_of_one_delivery_once() -> None:
+    """A sender's retry: the same id, a new timestamp and V2 signature."""
+    body = b'{"event":"user.registered","data":{"user_id":41}}'
+    now = int(time.time())
+
+    first = _post_to_receiver(Client(), body, _signed(body, timestamp=now - 90))
+    retry = _post_to_receiver(Client(), body, _signed(body, timestamp=now))
+
+    assert first.status_code == 204 and retry.status_code == 204
+    assert ReceivedWebhook.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_receiver_stores_two_deliveries_with_different_ids() -> None:
+    body = b'{"event":"user.registered","data":{"user_id":41}}'
+
+    _post_to_receiver(Client(), body, _signed(body, webhook_id="1" * 32))
+    _post_to_receiver(Client(), body, _signed(body, webhook_id="2" * 32))
+
+    assert sorted(ReceivedWebhook.objects.values_list("webhook_id", flat=True)) == [
+        "1" * 32,
+        "2" * 32,
+    ]
+
+
+@pytest.mark.django_db
+def test_receiver_refuses_an_id_too_long_to_store_whole_with_400() -> None:
+    """Cut to the column's 64 characters, two ids could collide and one delivery be
+    acknowledged as a repeat of the other."""
+    body = b'{"event":"user.registered","data":{"user_id":41}}'
+
+    response = _post_to_receiver(Client(), body, _signed(body, webhook_id="7" * 65))
+
+    assert response.status_code == 400
+    assert not ReceivedWebhook.objects.exists()
+
+
+@pytest.mark.django_db
+def test_receiver_pruning_keeps_every_id_that_could_still_be_replayed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Only the latest rows are kept, but a flood of fresh deliveries (signups are open
+    to anyone) cannot push out an id still inside the replay tolerance."""
+    monkeypatch.setattr(demo_views, "KEEP_RECEIVED", 2)
+    body = b'{"event":"user.registered","data":{"user_id":41}}'
+    victim = _signed(body, webhook_id="0" * 32)
+    _post_to_receiver(Client(), body, victim)
+    original = ReceivedWebhook.objects.get(webhook_id="0" * 32).pk
+    for n in range(1, 4):
+        _post_to_receiver(Client(), body, _signed(body, webhook_id=str(n) * 32))
+
+    replayed = _post_to_receiver(Client(), body, victim)
+
+    assert replayed.status_code == 204
+    # Still the first row: the replay was recognised, not stored as new after a prune.
+    kept = ReceivedWebhook.objects.filter(webhook_id="0" * 32).values_list("pk", flat=True)
+    assert list(kept) == [original]
+    # Once older than the tolerance, rows beyond the latest ones do go.
+    ReceivedWebhook.objects.update(received_at=timezone.now() - timedelta(minutes=10))
+    _post_to_receiver(Client(), body, _signed(body, webhook_id="9" * 32))
+    assert ReceivedWebhook.objects.count() == 2
+
+
+@pytest.mark.postgresql
+@pytest.mark.django_db(transaction=True)
+def test_copies_of_one_delivery_arriving_at_once_are_stored_once(live_server: Any) -> None:
+    """Concurrent copies: the unique index decides, each copy is acknowledged. (On the
+    tests' in-memory SQLite, shared between threads, a concurrent write fails with
+    "table is locked" instead of waiting: PostgreSQL only.)"""
+    body = b'{"event":"user.registered","data":{"user_id":41}}'
+    headers = _signed(body)
+    url = f"{live_server.url}/webhooks/receiver"
+    start = threading.Barrier(6)
+    statuses: list[int] = []
+
+    def post() -> None:
+        start.wait()
+        statuses.append(requests.post(url, data=body, headers=headers, timeout=20).status_code)
+
+    threads = [threading.Thread(target=post) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert statuses == [204] * 6
+    assert ReceivedWebhook.objects.count() == 1
 
 
 @pytest.mark.django_db
@@ -287,7 +536,7 @@ def test_signup_with_an_existing_email_is_a_422_creating_nobody_and_sending_noth
         response = _signup(Client(enforce_csrf_checks=True), user.email.upper())
 
     assert response.status_code == 422
-    assert "An account with this email exists." in response.content.decode()
+    assert "These details cannot be used for a new account." in response.content.decode()
     assert list(User.objects.values_list("pk", flat=True)) == [user.pk]
     assert queued == []
     _nothing_sent(sent)
@@ -350,7 +599,7 @@ def test_a_valid_signup_is_delivered_to_the_watched_endpoint(
     with django_capture_on_commit_callbacks(execute=True) as queued:
         response = _signup(Client(enforce_csrf_checks=True), "counterpart@example.com")
 
-    assert response.status_code == 302 and response["Location"] == "/webhooks"
+    assert response.status_code == 302 and response["Location"] == "/"
     user = User.objects.get(email="counterpart@example.com")
     assert len(queued) == 1
     assert [(a["url"], a["event"], a["secret"]) for a in sent] == [

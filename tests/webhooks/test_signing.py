@@ -337,3 +337,19 @@ def test_verify_webhook_always_returns_a_bool_and_never_raises(
 ) -> None:
     # Random headers never carry a V2 signature of their own id, timestamp and body.
     assert verify_webhook(secret, headers, body) is False
+
+
+def test_a_signature_under_an_empty_secret_never_verifies() -> None:
+    # Anyone can compute an HMAC with an empty key: a receiver configured without its
+    # secret must refuse everything rather than accept a forgery.
+    from appframework_webhooks.signing import sign, sign_v2, verify_webhook
+
+    body = b'{"event": "x", "data": {}}'
+    assert not verify_signature("", body, sign("", body))
+    assert not verify_signature(b"", body, sign(b"", body))
+    headers = {
+        "X-Webhook-Id": "abc",
+        "X-Webhook-Timestamp": "1000",
+        "X-Webhook-Signature-V2": sign_v2("", "abc", 1000, body),
+    }
+    assert not verify_webhook("", headers, body, now=1000)

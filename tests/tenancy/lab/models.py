@@ -7,7 +7,7 @@ from django.contrib.contenttypes.fields import GenericForeignKey
 from django.contrib.contenttypes.models import ContentType
 from django.db import models
 
-from appframework_tenancy.models import TenantModel
+from appframework_tenancy.models import AbstractMembership, AbstractTenant, TenantModel
 
 
 class Author(models.Model):
@@ -64,3 +64,13 @@ class Note(TenantModel):
     object_id = models.PositiveBigIntegerField()
     target = GenericForeignKey("content_type", "object_id")
     text = models.CharField(max_length=100)
+
+
+class Organisation(AbstractTenant):
+    """The lab's tenant model, as a project declares it."""
+
+
+class Membership(AbstractMembership):
+    """The lab's memberships (users are the demo's), as a project declares them."""
+
+    tenant = models.ForeignKey(Organisation, on_delete=models.CASCADE, related_name="memberships")

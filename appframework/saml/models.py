@@ -1,0 +1,38 @@
+"""``SamlIdentity``: which identity at which SAML provider belongs to which local user."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+__all__ = ["SamlIdentity"]
+
+
+class SamlIdentity(models.Model):
+    """One NameID at one provider (``SamlProvider.name``) linked to one local user, at its
+    first sign-in. The NameID is the key, never the email address: an IdP account's
+    address can change, and an IdP may assert an address nobody verified."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="saml_identities"
+    )
+    provider = models.CharField(_("provider"), max_length=50)
+    # flows.MAX_NAME_ID: longer NameIDs are refused before they get here.
+    name_id = models.CharField(_("NameID"), max_length=512)
+    email = models.CharField(_("email at the provider"), max_length=254, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_login_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "saml_identities"
+        verbose_name = _("SAML identity")
+        verbose_name_plural = _("SAML identities")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["provider", "name_id"], name="saml_identity_unique_name_id"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider}:{self.name_id}"
