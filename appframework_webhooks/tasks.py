@@ -14,7 +14,7 @@ import logging
 import random
 from typing import Any
 
-from celery import shared_task
+from celery import Task, shared_task
 
 from appframework.conf import app_settings
 
@@ -73,8 +73,19 @@ def _log(
     )
 
 
+class _DeliverTask(Task):
+    """The task class of ``DeliverWebhookJob``: ``DeliverWebhookJob.max_attempts`` is the
+    attempts in total per delivery (``WEBHOOKS["MAX_ATTEMPTS"]``, 5 by default), read
+    when asked so a settings change is seen."""
+
+    @property
+    def max_attempts(self) -> int:
+        return max(1, int(app_settings.WEBHOOKS.MAX_ATTEMPTS))
+
+
 @shared_task(
     bind=True,
+    base=_DeliverTask,
     name="appframework_webhooks.DeliverWebhookJob",
     acks_late=True,
     reject_on_worker_lost=True,
@@ -100,7 +111,7 @@ def DeliverWebhookJob(self: Any, endpoint_id: int, event: str, body: str, delive
         )
         return "skipped"
     attempt = self.request.retries + 1
-    max_attempts = max(1, int(app_settings.WEBHOOKS.MAX_ATTEMPTS))
+    max_attempts = self.max_attempts
     try:
         outcome = deliver_once(
             endpoint.url, event, body.encode("utf-8"), endpoint.secret, delivery_id

@@ -626,3 +626,16 @@ def test_error_code_names_the_outcome_without_the_message(
     row = WebhookDelivery(event=EVENT, error=error, status_code=status)
     assert row.error_code == code
     assert "10.0.0.5" not in row.error_code
+
+
+def test_deliver_webhook_job_has_max_attempts_5_by_default() -> None:
+    from appframework_webhooks import DeliverWebhookJob
+
+    assert DeliverWebhookJob.max_attempts == 5
+
+
+def test_deliver_webhook_job_max_attempts_follows_the_setting(settings: Any) -> None:
+    from appframework_webhooks import DeliverWebhookJob
+
+    settings.APPFRAMEWORK = {**settings.APPFRAMEWORK, "WEBHOOKS": {"MAX_ATTEMPTS": 3}}
+    assert DeliverWebhookJob.max_attempts == 3
