@@ -1,5 +1,5 @@
 """SAML 2.0 single sign-on as a service provider, on pysaml2 and xmlsec1: strict
-validation, a shared replay cache, SP metadata, and the default views (docs/saml.md)."""
+validation, a replay cache, SP metadata, and the default views (docs/saml.md)."""
 
 from __future__ import annotations
 

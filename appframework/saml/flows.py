@@ -10,7 +10,7 @@ import logging
 import re
 from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 from urllib.parse import urlencode
 
@@ -21,6 +21,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils.translation import gettext_lazy as _
 from saml2 import BINDING_HTTP_POST, BINDING_HTTP_REDIRECT
 from saml2.saml import SCM_BEARER
+from saml2.samlp import STATUS_SUCCESS
 from saml2.time_util import str_to_time
 from saml2.xmldsig import SIG_RSA_SHA256
 
@@ -39,10 +40,15 @@ from .store import (
 from .types import SamlProvider, SamlUser
 
 __all__ = [
+    "DISPLAY_NAME_ATTRIBUTES",
     "EMAIL_ATTRIBUTES",
+    "FAMILY_NAME_ATTRIBUTES",
+    "GIVEN_NAME_ATTRIBUTES",
     "MAX_LOGGED_REASON",
     "MAX_NAME_ID",
+    "MAX_STATUS_MESSAGE",
     "NAME_ATTRIBUTES",
+    "PLAIN_NAME_ATTRIBUTES",
     "asaml_acs",
     "asaml_acs_redirect",
     "asaml_acs_resume",
@@ -59,8 +65,10 @@ __all__ = [
 
 logger = logging.getLogger("appframework.saml")
 
-# Names IdPs use for the email and the display name: LDAP names and OIDs (Shibboleth,
-# most academic IdPs), and the claim URIs of ADFS / Entra ID.
+# The attribute names IdPs send the email and the name under (docs/saml.md has the table
+# by IdP): LDAP names and their OIDs (Shibboleth, Keycloak's X500 mappers, academic
+# IdPs), the claim URIs of ADFS and Entra ID, and the camelCase names of Okta, Google
+# Workspace and the npm saml-idp. Looked up by Name and by FriendlyName.
 EMAIL_ATTRIBUTES = (
     "email",
     "mail",
@@ -70,14 +78,34 @@ EMAIL_ATTRIBUTES = (
     "urn:oid:1.2.840.113549.1.9.1",
     "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress",
 )
-NAME_ATTRIBUTES = (
+# A whole name: the display names first, then the plain names, which some IdPs fill
+# with an address (Entra ID's .../claims/name is the UPN), so given and family names
+# are tried between the two.
+DISPLAY_NAME_ATTRIBUTES = (
     "displayName",
+    "urn:oid:2.16.840.1.113730.3.1.241",
+    "http://schemas.microsoft.com/identity/claims/displayname",
+)
+PLAIN_NAME_ATTRIBUTES = (
     "name",
     "cn",
-    "urn:oid:2.16.840.1.113730.3.1.241",
     "urn:oid:2.5.4.3",
-    "http://schemas.microsoft.com/identity/claims/displayname",
     "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name",
+    "http://schemas.xmlsoap.org/claims/CommonName",
+)
+NAME_ATTRIBUTES = DISPLAY_NAME_ATTRIBUTES + PLAIN_NAME_ATTRIBUTES
+GIVEN_NAME_ATTRIBUTES = (
+    "givenName",
+    "firstName",
+    "urn:oid:2.5.4.42",
+    "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/givenname",
+)
+FAMILY_NAME_ATTRIBUTES = (
+    "sn",
+    "surname",
+    "lastName",
+    "urn:oid:2.5.4.4",
+    "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/surname",
 )
 _NAMEID_EMAIL = "urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress"
 _SAMLP = "{urn:oasis:names:tc:SAML:2.0:protocol}"
@@ -88,6 +116,10 @@ MAX_LOGGED_REASON = 300
 # Persistent NameIDs are at most 256 characters (SAML core 8.3.7); twice that leaves
 # room for the other formats, and bounds what is stored for a sign-in (SamlIdentity).
 MAX_NAME_ID = 512
+# Characters of an IdP's StatusMessage shown to the user (a refusal page, not a log).
+MAX_STATUS_MESSAGE = 200
+# A status code's last segment as shown: an identifier ("AuthnFailed"), nothing else.
+_STATUS_NAME = re.compile(r"[A-Za-z][A-Za-z0-9._-]{0,63}")
 # A SAMLResponse is a few kilobytes; this bounds the work an anonymous POST can cause.
 MAX_RESPONSE_BYTES = 512_000
 _ACS_PATH = re.compile(r"/saml/[A-Za-z0-9_-]+/acs/?")
@@ -227,9 +259,50 @@ def _decode(request: HttpRequest) -> tuple[str, bytes]:
     return encoded, document
 
 
-def _read_before_validation(provider: SamlProvider, document: bytes) -> str | None:
-    """The Response's ``InResponseTo``, read before validation only to find the request
-    it answers (pysaml2 then checks it against the signed document).
+@dataclass(frozen=True)
+class _IdpStatus:
+    """The status of a Response that is not Success: the IdP refused the sign-in."""
+
+    # The second-level StatusCode's last segment ("AuthnFailed"), else the top-level's
+    # ("Requester"): an identifier, or "unknown".
+    name: str
+    # The StatusMessage as one line of at most MAX_STATUS_MESSAGE characters, or None.
+    message: str | None
+    # Both codes and the message, for the log (which bounds the line).
+    logged: str
+
+
+def _last_segment(uri: str | None) -> str | None:
+    segment = re.split(r"[:/#]", (uri or "").strip())[-1]
+    return segment if _STATUS_NAME.fullmatch(segment) else None
+
+
+def _idp_status(root: Any) -> _IdpStatus | None:
+    """The Response's status when its top-level StatusCode is not Success; None for
+    Success, and for a Response without Status, which pysaml2 then refuses or accepts
+    as it does any other."""
+    top = root.find(f"{_SAMLP}Status/{_SAMLP}StatusCode")
+    if top is None or top.get("Value") == STATUS_SUCCESS:
+        return None
+    second = top.find(f"{_SAMLP}StatusCode")
+    second_value = second.get("Value") if second is not None else None
+    message_element = root.find(f"{_SAMLP}Status/{_SAMLP}StatusMessage")
+    message = "".join(message_element.itertext()) if message_element is not None else ""
+    message = _one_line(message, MAX_STATUS_MESSAGE) if message.strip() else ""
+    return _IdpStatus(
+        name=_last_segment(second_value) or _last_segment(top.get("Value")) or "unknown",
+        message=message or None,
+        logged=f"{top.get('Value')} / {second_value}: {message or '(no message)'}",
+    )
+
+
+def _read_before_validation(
+    provider: SamlProvider, document: bytes
+) -> tuple[str | None, _IdpStatus | None]:
+    """The Response's ``InResponseTo`` and, when it is not Success, its status, read
+    before validation: the id only to find the request it answers (pysaml2 then checks
+    it against the signed document), the status because a refusal is reported without
+    pysaml2 (``saml_acs``).
 
     A signature made with an algorithm ``provider`` does not accept is refused here,
     before xmlsec1 runs: xmlsec1 verifies with whatever algorithm the document names,
@@ -250,8 +323,23 @@ def _read_before_validation(provider: SamlProvider, document: bytes) -> str | No
                 raise _refuse(
                     f"a signature uses an algorithm this provider does not accept: {algorithm}"
                 )
-    value = root.get("InResponseTo")
-    return value or None
+    return root.get("InResponseTo") or None, _idp_status(root)
+
+
+def _idp_refused(status: _IdpStatus, *, with_message: bool) -> ForbiddenException:
+    """403 ``saml_idp_refused``. The StatusMessage is free text, and an unsigned or
+    IdP-initiated refusal may come from anyone: it is shown only once the refusal is
+    known to answer a request this browser started (``saml_acs_resume``)."""
+    if with_message and status.message:
+        detail = _("The identity provider refused the sign-in (%(status)s: %(message)s).") % {
+            "status": status.name,
+            "message": status.message,
+        }
+    else:
+        detail = _("The identity provider refused the sign-in (%(status)s).") % {
+            "status": status.name
+        }
+    return ForbiddenException(detail, code="saml_idp_refused")
 
 
 def _values(attribute: Any) -> list[str]:
@@ -271,12 +359,28 @@ def _attributes(assertion: Any) -> tuple[dict[str, list[str]], dict[str, str]]:
     return values, friendly
 
 
-def _first(user_attrs: SamlUser, names: Iterable[str]) -> str | None:
+def _first(user_attrs: SamlUser, names: Iterable[str], *, address: bool = True) -> str | None:
+    """The first non-empty value of ``names``; without ``address``, values that look
+    like an email or a UPN are passed over (they are no one's name)."""
     for name in names:
         value = user_attrs.attribute(name)
-        if value:
+        if value and (address or "@" not in value):
             return value
     return None
+
+
+def _display_name(user_attrs: SamlUser) -> str | None:
+    """A display name, else the given and family names joined, else a plain name: with
+    Entra ID's default claims the plain ``.../claims/name`` is the UPN, and must not
+    win over the given name and surname sent beside it."""
+    name = _first(user_attrs, DISPLAY_NAME_ATTRIBUTES, address=False)
+    if name is None:
+        parts = [
+            _first(user_attrs, GIVEN_NAME_ATTRIBUTES, address=False),
+            _first(user_attrs, FAMILY_NAME_ATTRIBUTES, address=False),
+        ]
+        name = " ".join(p for p in parts if p) or None
+    return name or _first(user_attrs, PLAIN_NAME_ATTRIBUTES, address=False)
 
 
 def _check_profile(provider: SamlProvider, response: Any) -> None:
@@ -344,10 +448,10 @@ def _saml_user(provider: SamlProvider, response: Any) -> SamlUser:
     )
     if email is None and name_id.format == _NAMEID_EMAIL:
         email = bare.name_id
-    name = _first(bare, [provider.name_attribute] if provider.name_attribute else NAME_ATTRIBUTES)
-    if name is None and not provider.name_attribute:
-        parts = [bare.attribute(n) for n in ("givenName", "sn")]
-        name = " ".join(p for p in parts if p) or None
+    if provider.name_attribute:
+        name = _first(bare, [provider.name_attribute])
+    else:
+        name = _display_name(bare)
     return SamlUser(
         name_id=bare.name_id,
         email=email,
@@ -374,17 +478,32 @@ def saml_acs(request: HttpRequest, provider: str | SamlProvider) -> SamlUser:
     Destination, and every AudienceRestriction this SP); a bearer confirmation without
     NotOnOrAfter; an ``InResponseTo`` that is not an outstanding request of this
     provider (each request id is accepted once); an IdP-initiated response when the
-    provider refuses them; an assertion id accepted before (kept in the shared cache
-    until the assertion's last NotOnOrAfter has passed, so a replay is caught by any
-    process); and any response pysaml2 cannot make sense of. Each refusal is logged as
+    provider refuses them; an assertion id accepted before (kept in ``REPLAY_CACHE``
+    until the assertion's last NotOnOrAfter has passed, so a replay is caught by every
+    process that shares that cache); and any response pysaml2 cannot make sense of. Each refusal is logged as
     one line of bounded length; pysaml2's own error records for it are not.
     ``request.saml_next`` holds the ``next`` given to ``saml_login`` (None when
     IdP-initiated; the ``RelayState`` is then the only hint, and must be checked), and
     ``request.saml_in_response_to`` the request id answered (None when IdP-initiated).
+
+    A Response whose status is not Success (the IdP refused the sign-in: AuthnFailed,
+    RequestDenied, the user cancelled) is ``ForbiddenException`` ``saml_idp_refused``,
+    naming the status. It carries no identity, so it is reported signed or not, once
+    the checks above that do not need a signature pass (the algorithms, the
+    ``InResponseTo``, which it spends, or IdP-initiated login allowed). The IdP's
+    StatusMessage is logged, not shown: ``saml_acs_resume`` shows it, once the refusal
+    is known to answer this browser's request.
     """
-    provider = provider_named(provider)
+    result = _validate(request, provider_named(provider))
+    if isinstance(result, _IdpStatus):
+        raise _idp_refused(result, with_message=False)
+    return result
+
+
+def _validate(request: HttpRequest, provider: SamlProvider) -> SamlUser | _IdpStatus:
+    """``saml_acs``'s work: the asserted user, or the status of an IdP's refusal."""
     encoded, document = _decode(request)
-    request_id = _read_before_validation(provider, document)
+    request_id, refusal = _read_before_validation(provider, document)
     outstanding: dict[str, Any] = {}
     next_url: Any = None
     if request_id is not None:
@@ -395,6 +514,12 @@ def saml_acs(request: HttpRequest, provider: str | SamlProvider) -> SamlUser:
         next_url = entry.get("n")
     elif not provider.allow_idp_initiated:
         raise _refuse("an IdP-initiated response, and this provider accepts none")
+    if refusal is not None:
+        # Not handed to pysaml2, which would want the signature first: nothing in a
+        # refusal can sign anyone in, and IdPs do not all sign them.
+        logger.warning("SAML sign-in refused by the IdP: %s", _one_line(refusal.logged))
+        _note_answered(request, next_url, request_id)
+        return refusal
     try:
         with _pysaml2_quiet():
             response = _client(provider).parse_authn_request_response(
@@ -418,32 +543,42 @@ def saml_acs(request: HttpRequest, provider: str | SamlProvider) -> SamlUser:
         provider.name, response.assertion.id, _latest_expiry(response.assertion)
     ):
         raise _refuse(f"assertion {response.assertion.id!r} was used already", "saml_replayed")
-    request.saml_next = next_url  # type: ignore[attr-defined]
-    request.saml_in_response_to = request_id  # type: ignore[attr-defined]
+    _note_answered(request, next_url, request_id)
     return user
 
 
+def _note_answered(request: HttpRequest, next_url: Any, request_id: str | None) -> None:
+    # Only on success or an IdP's refusal: a rejected response leaves the request bare.
+    request.saml_next = next_url  # type: ignore[attr-defined]
+    request.saml_in_response_to = request_id  # type: ignore[attr-defined]
+
+
 def saml_acs_redirect(request: HttpRequest, provider: str | SamlProvider) -> HttpResponseRedirect:
-    """The ACS POST: validate (``saml_acs``, which raises what it raises), keep the
-    outcome under a one-time key for ``RESUME_TTL`` seconds, and answer 303 See Other to
-    this URL with ``?resume=<key>``.
+    """The ACS POST: validate (``saml_acs``, which raises what it raises, but an IdP's
+    refusal), keep the outcome under a one-time key for ``RESUME_TTL`` seconds, and
+    answer 303 See Other to this URL with ``?resume=<key>``. An IdP's refusal is such an
+    outcome: ``saml_acs_resume`` reports it.
 
     Nobody is signed in here. The browser's GET that follows is a top-level navigation,
     which carries the ``SameSite=Lax`` session cookie this cross-site POST lacks, so
     ``saml_acs_resume`` can check that this browser started the login.
     """
     provider = provider_named(provider)
-    user = saml_acs(request, provider)
+    result = _validate(request, provider)
     relay_state = request.POST.get("RelayState")
-    token = stash_response(
-        {
-            "p": provider.name,
-            "u": {**asdict(user), "attributes": dict(user.attributes)},
-            "r": request.saml_in_response_to,  # type: ignore[attr-defined]
-            "n": request.saml_next,  # type: ignore[attr-defined]
-            "s": relay_state if isinstance(relay_state, str) else None,
-        }
-    )
+    entry: dict[str, Any] = {
+        "p": provider.name,
+        "r": request.saml_in_response_to,  # type: ignore[attr-defined]
+        "n": request.saml_next,  # type: ignore[attr-defined]
+        "s": relay_state if isinstance(relay_state, str) else None,
+    }
+    if isinstance(result, _IdpStatus):
+        # Reported at the resume GET, after the browser check: only then may the
+        # IdP's own words be shown.
+        entry["e"] = [result.name, result.message, result.logged]
+    else:
+        entry["u"] = {**asdict(result), "attributes": dict(result.attributes)}
+    token = stash_response(entry)
     response = HttpResponseRedirect(f"{request.path}?{urlencode({'resume': token})}")
     # 303: the browser must GET the resume URL, never repeat the POST.
     response.status_code = 303
@@ -473,7 +608,9 @@ def saml_acs_resume(request: HttpRequest, provider: str | SamlProvider) -> SamlU
     (``saml_request_not_started_here``), which is the login-CSRF case of a response
     captured by someone else and posted from the victim's browser. An IdP-initiated
     response answers no request, so it cannot be bound to a browser; it is accepted
-    when the provider allows IdP-initiated login (``saml_invalid`` otherwise).
+    when the provider allows IdP-initiated login (``saml_invalid`` otherwise). Then an
+    IdP's refusal posted to the ACS is ``saml_idp_refused``, with its StatusMessage when
+    it answered this browser's request (an IdP-initiated one may come from anyone).
     Sets ``request.saml_next`` (as ``saml_acs`` does) and ``request.saml_relay_state``
     (the ``RelayState`` the IdP posted).
     """
@@ -498,6 +635,10 @@ def saml_acs_resume(request: HttpRequest, provider: str | SamlProvider) -> SamlU
         )
     request.saml_next = entry.get("n")  # type: ignore[attr-defined]
     request.saml_relay_state = entry.get("s")  # type: ignore[attr-defined]
+    refusal = entry.get("e")
+    if refusal is not None:
+        # An IdP-initiated refusal is bound to no browser: anyone may have posted it.
+        raise _idp_refused(_IdpStatus(*refusal), with_message=request_id is not None)
     return SamlUser(**entry["u"])
 
 

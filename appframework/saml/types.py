@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -14,6 +15,8 @@ from .._sso import validate_provider_fields
 __all__ = ["SamlProvider", "SamlUser", "certificate_body", "saml_provider"]
 
 _PEM_ARMOUR = re.compile(r"-----(BEGIN|END) [A-Z0-9 ]+-----")
+# What bare base64 may be made of; metadata wraps and indents it.
+_BASE64_TEXT = re.compile(r"[A-Za-z0-9+/=\s]*")
 
 
 @dataclass(frozen=True)
@@ -56,16 +59,20 @@ def certificate_body(value: str) -> str:
     return body
 
 
-def _pem_text(value: str | None, what: str) -> str | None:
-    """PEM text, read from a file when ``value`` is a path."""
-    if value is None:
-        return None
-    if "-----BEGIN" not in value:
-        path = Path(value)
-        if not path.is_file():
-            raise ValueError(f"SamlProvider.{what} is neither PEM text nor a readable file.")
-        value = path.read_text()
-    return value
+def _pem_text(value: str | None, what: str, *, base64_body: bool = False) -> str | None:
+    """``value`` when it is PEM text (or, with ``base64_body``, a certificate's bare base64
+    body, as metadata carries it), else the text of the file it names.
+
+    An existing file wins over the base64 reading: a path such as ``/run/secrets/idp``
+    is made of base64 characters too."""
+    if value is None or "-----BEGIN" in value:
+        return value
+    if base64_body and _BASE64_TEXT.fullmatch(value) and not os.path.isfile(value):
+        return value
+    try:
+        return Path(value).read_text()
+    except (OSError, ValueError):  # missing, a directory, unreadable, not UTF-8, a NUL
+        raise ValueError(f"SamlProvider.{what} is neither PEM text nor a readable file.") from None
 
 
 @dataclass(frozen=True)
@@ -73,8 +80,8 @@ class SamlProvider:
     """One identity provider, and this site as its service provider.
 
     ``acs_url`` must equal the assertion consumer service URL registered at the IdP: it
-    is configured, never derived from the request. ``idp_x509_cert`` (PEM or base64) is
-    the only key a response may be signed with. With ``sp_x509_cert`` and
+    is configured, never derived from the request. ``idp_x509_cert`` (PEM, base64 or a
+    file path) is the only key a response may be signed with. With ``sp_x509_cert`` and
     ``sp_private_key`` (PEM text or file paths) AuthnRequests are signed.
     ``email_attribute`` / ``name_attribute`` name the attributes carrying the email and
     the display name when the common names are not used.
@@ -115,8 +122,9 @@ class SamlProvider:
         for name in ("idp_entity_id", "sp_entity_id"):
             if not getattr(self, name):
                 raise ValueError(f"SamlProvider {self.name!r} has no {name}.")
+        idp_cert = _pem_text(self.idp_x509_cert, "idp_x509_cert", base64_body=True)
         try:
-            object.__setattr__(self, "idp_x509_cert", certificate_body(self.idp_x509_cert))
+            object.__setattr__(self, "idp_x509_cert", certificate_body(idp_cert or ""))
         except ValueError as exc:
             raise ValueError(f"SamlProvider {self.name!r}: idp_x509_cert is {exc}.") from None
         if (self.sp_x509_cert is None) != (self.sp_private_key is None):

@@ -26,8 +26,8 @@ from typing import Any
 from xml.dom import minidom
 from xml.dom.minidom import Document, Element
 
-from saml2 import saml, samlp
-from saml2.sigver import get_xmlsec_binary
+from saml2 import class_name, saml, samlp
+from saml2.sigver import get_xmlsec_binary, pre_signature_part, signed_instance_factory
 
 from testproject.local_idp.keys import KeyPair
 from testproject.local_idp.saml_idp import SigningIdp
@@ -43,6 +43,7 @@ __all__ = [
     "drop_bearer_not_on_or_after",
     "drop_conditions_not_on_or_after",
     "drop_destination",
+    "error_response",
     "idp_signing_with",
     "impostor_idp",
     "inject_comment_in_name_id",
@@ -324,6 +325,49 @@ def drop_conditions_not_on_or_after(response: samlp.Response, assertion: saml.As
     """An Edit: the Conditions have no NotOnOrAfter (it is optional there); the bearer
     SubjectConfirmationData keeps its own."""
     assertion.conditions.not_on_or_after = None
+
+
+def error_response(
+    idp: SigningIdp,
+    *,
+    acs_url: str,
+    in_response_to: str | None = None,
+    status: str = samlp.STATUS_RESPONDER,
+    second_status: str | None = samlp.STATUS_AUTHN_FAILED,
+    message: str | None = None,
+    sign: bool = True,
+) -> str:
+    """The XML text of ``idp``'s Response refusing a sign-in: top-level StatusCode
+    ``status``, nested ``second_status`` (none when None), a StatusMessage when given,
+    and no Assertion. With ``sign`` the Response carries the IdP's signature, made the
+    way it signs a successful one (its own algorithms, by xmlsec1)."""
+    server = idp._server
+    response = server.create_error_response(
+        in_response_to, acs_url, (second_status or status, message), sign=False
+    )
+    response.status = samlp.Status(
+        status_code=samlp.StatusCode(
+            value=status,
+            status_code=samlp.StatusCode(value=second_status) if second_status else None,
+        ),
+        status_message=samlp.StatusMessage(text=message) if message else None,
+    )
+    if not sign:
+        return _as_text(response.to_string())
+    response.signature = pre_signature_part(
+        response.id,
+        server.sec.my_cert,
+        1,
+        sign_alg=server.signing_algorithm,
+        digest_alg=server.digest_algorithm,
+    )
+    return _as_text(
+        signed_instance_factory(response, server.sec, [(class_name(response), response.id)])
+    )
+
+
+def _as_text(value: str | bytes) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else value
 
 
 def impostor_idp(genuine: SigningIdp, keypair: KeyPair) -> SigningIdp:
