@@ -52,7 +52,9 @@ class BackfillTenant(Operation):
         # The historical model's plain manager: no tenant scope and no write guards,
         # which would refuse to set a tenant on rows that exist.
         pending = model._base_manager.using(connection.alias).filter(tenant_id__isnull=True)
-        tenant = self.tenant(from_state.apps, schema_editor) if callable(self.tenant) else self.tenant
+        tenant = (
+            self.tenant(from_state.apps, schema_editor) if callable(self.tenant) else self.tenant
+        )
         if tenant is None:
             count = pending.count()
             if count:
@@ -62,9 +64,10 @@ class BackfillTenant(Operation):
                 )
             return
         pending.update(tenant_id=tenant)
-        # Checks the new foreign key values now, rather than at commit; on PostgreSQL this
-        # also fires the deferred checks the UPDATE queued, without which the AlterField
-        # that follows in the same migration fails ("pending trigger events").
+        # A tenant foreign key's values are checked now rather than at commit. On
+        # PostgreSQL this also runs the deferred checks the UPDATE queued on a key that
+        # existed before this migration: any later schema change of the table in the same
+        # migration (an index, a constraint) would fail with "pending trigger events".
         connection.check_constraints(table_names=[model._meta.db_table])
 
     def database_backwards(

@@ -81,7 +81,7 @@ def _model(value: Any, what: str) -> type[models.Model]:
             return apps.get_model(value)
         except (LookupError, ValueError) as exc:
             raise ImproperlyConfigured(f"tenant_resolver(): {what} {value!r}: {exc}") from None
-    return value  # type: ignore[no-any-return]
+    return value
 
 
 def _is_model(value: Any) -> bool:
@@ -111,6 +111,10 @@ class TenantResolver:
                 "tenant_model=, or the membership model as member_tenant_ids."
             )
         self._members_source = member_tenant_ids
+        # Kept apart from the model form: a model class is callable too.
+        self._members_function: MemberTenantIds | None = (
+            None if _is_model(member_tenant_ids) else member_tenant_ids  # type: ignore[assignment]
+        )
         self._tenant_model_source = tenant_model
         self.header = header
         self.session_key = session_key
@@ -127,10 +131,9 @@ class TenantResolver:
     # -- the pieces ---------------------------------------------------------------------------
     def member_tenant_ids(self, user: Any) -> list[Any]:
         """The tenant ids ``user`` is a member of, their first membership first."""
-        source = self._members_source
-        if not _is_model(source):
-            return list(source(user))  # type: ignore[operator]
-        model = _model(source, "member_tenant_ids")
+        if self._members_function is not None:
+            return list(self._members_function(user))
+        model = _model(self._members_source, "member_tenant_ids")
         return list(
             model._default_manager.filter(user=user)
             # The oldest membership first: a user invited into other tenants later
@@ -224,9 +227,7 @@ class TenantResolver:
         member = require_member(tenant_id, self.member_tenant_ids(user))
         # Sessions are serialised to JSON: an id that is not an int (a UUID) is kept as
         # text, and compared as text when read back.
-        request.session[self.session_key] = (
-            member if isinstance(member, int | str) else str(member)
-        )
+        request.session[self.session_key] = member if isinstance(member, int | str) else str(member)
         return member
 
 

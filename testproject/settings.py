@@ -81,7 +81,8 @@ if "APP_SECRET_KEY" not in os.environ:
     SECRET_KEY = load_or_create_secret_key(DEMO_SECRET_KEY_FILE)
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    # Django's admin with the suite's password + TOTP sign-in (docs/accounts.md).
+    "appframework.admin.AdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -207,7 +208,7 @@ AUTHENTICATION_BACKENDS = [
     "appframework.auth.AuthManager",
     "appframework.authorization.GateBackend",
 ]
-LOGIN_URL = "/login"
+LOGIN_URL = "appframework:login"
 # Where single sign-on lands without a `next`.
 LOGIN_REDIRECT_URL = "/"
 
@@ -237,8 +238,8 @@ APPFRAMEWORK: dict[str, dict[str, object]] = {
         # and its request id guard it instead.
         "CSRF_EXEMPT": "appframework.saml.is_saml_acs_request",
     },
-    # Single sign-on sends users with TOTP on to the demo's code form.
-    "MFA": {"CHALLENGE_URL": "login-mfa"},
+    # Single sign-on sends users with TOTP on to the library's code form (at /login/mfa).
+    "MFA": {"CHALLENGE_URL": "appframework:mfa-challenge", "ISSUER": "appframework demo"},
     # Providers from environment variables (testproject/blog/sso.py), built on first use.
     "OAUTH": {"PROVIDERS": "testproject.blog.sso.oauth_providers"},
     "SAML": {"PROVIDERS": "testproject.blog.sso.saml_providers"},

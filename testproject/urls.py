@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.urls import include, path
 from rest_framework.routers import DefaultRouter
 
+from appframework.auth import views as account
 from appframework_graphql.graphiql import asset_urlpatterns
 from testproject.blog import views
 from testproject.blog.api_drf import PostViewSet
@@ -18,12 +19,21 @@ handler403 = "appframework.views.permission_denied"
 handler404 = "appframework.views.page_not_found"
 handler500 = "appframework.views.server_error"
 
+# The library's account pages (docs/accounts.md) at the demo's own paths, under their
+# URL names (appframework:login ...): the pages the tour and its links always had.
+account_urls = (
+    [
+        path("login", account.login_view, {"extra_context": views.login_sso_context}, name="login"),
+        path("login/mfa", account.mfa_challenge_view, name="mfa-challenge"),
+        path("account/mfa", account.mfa_setup_view, name="mfa-setup"),
+        path("logout", account.logout_view, name="logout"),
+    ],
+    "appframework",
+)
+
 urlpatterns = [
     path("", views.index, name="index"),
-    path("login", views.login_view, name="login"),
-    path("login/mfa", views.login_mfa_view, name="login-mfa"),
-    path("account/mfa", views.account_mfa_view, name="account-mfa"),
-    path("logout", views.logout_view, name="logout"),
+    path("", include(account_urls)),
     path("token", views.issue_token, name="token"),
     path("account/token", views.token_page, name="account-token"),
     path("api/me", views.api_me, name="api-me"),

@@ -33,7 +33,11 @@ class AuthorizationServiceProvider(AppConfig):
         from .gate import Gate
 
         checks.register(authz_checks.check_backend)
-        container.bind(Gate, Gate())
+        checks.register(authz_checks.check_app_order)
+        # An app listed earlier may already have asked for the Gate (see below): keep
+        # what it registered.
+        if Gate not in container:
+            container.bind(Gate, Gate())
         # Any change of a user's roles drops that instance's role cache.
         m2m_changed.connect(_flush_roles, dispatch_uid="appframework.authorization.flush_roles")
 
@@ -66,3 +70,19 @@ def _flush_roles(sender: Any, instance: Any, **kwargs: Any) -> None:
         flush = getattr(instance, "flush_roles", None)
         if flush is not None:
             flush()
+
+
+def _bind_gate_early() -> None:
+    """Bind the Gate when this module is imported, which Django does for every app
+    before it calls any ``ready()``: an app listed before the suite's that defines
+    abilities in its ``ready()`` gets the Gate instead of a ``LookupError`` (and
+    ``appframework.W011`` tells it to move, since its before-hooks would run ahead of
+    the suite's own, the tenant guard among them)."""
+    from ..container import container
+    from .gate import Gate
+
+    if Gate not in container:
+        container.bind(Gate, Gate())
+
+
+_bind_gate_early()

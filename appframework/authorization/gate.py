@@ -14,6 +14,7 @@ ones still work; checks should therefore be free of side effects.
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 from typing import Any
@@ -126,6 +127,14 @@ class Gate:
         self._abilities: dict[str, Check] = {}
         self._policies: dict[type, Any] = {}
         self._before: list[Check] = []
+        #: Modules that registered something, for check appframework.W011 (app order).
+        self.registered_from: set[str] = set()
+
+    def _note_caller(self) -> None:
+        # Two frames up: the code that called define/policy/before.
+        module = sys._getframe(2).f_globals.get("__name__")
+        if isinstance(module, str):
+            self.registered_from.add(module)
 
     # -- registration ----------------------------------------------------------------
     def define(self, ability: str, check: Check) -> None:
@@ -134,6 +143,7 @@ class Gate:
             raise ValueError("An ability is a non-empty string.")
         if not callable(check):
             raise TypeError(f"The check for {ability!r} is not callable.")
+        self._note_caller()
         self._abilities[ability] = check
 
     def policy(self, model: type, policy: Any) -> None:
@@ -141,6 +151,7 @@ class Gate:
         ``model``; it answers abilities not ``define``d, one method per ability."""
         if not isinstance(model, type):
             raise TypeError("Gate.policy() takes the model class first.")
+        self._note_caller()
         self._policies[model] = policy() if isinstance(policy, type) else policy
 
     def before(self, check: Check) -> Check:
@@ -148,6 +159,7 @@ class Gate:
         Returns ``check`` so it can be used as a decorator."""
         if not callable(check):
             raise TypeError("Gate.before() takes a callable.")
+        self._note_caller()
         self._before.append(check)
         return check
 

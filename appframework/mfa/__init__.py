@@ -16,6 +16,7 @@ from .flows import (
     enroll,
     login_or_challenge,
     pending_user_id,
+    regenerate_recovery_codes,
     start_challenge,
     verify_and_consume,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "login_or_challenge",
     "pending_user_id",
     "provisioning_uri",
+    "regenerate_recovery_codes",
     "start_challenge",
     "verify_and_consume",
     "verify_totp",

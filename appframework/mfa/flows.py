@@ -33,6 +33,7 @@ __all__ = [
     "enroll",
     "login_or_challenge",
     "pending_user_id",
+    "regenerate_recovery_codes",
     "start_challenge",
     "verify_and_consume",
 ]
@@ -107,6 +108,23 @@ def confirm(user: Any, code: Any) -> list[str]:
 def disable(user: Any) -> None:
     """TOTP off: the secret and every recovery code are removed."""
     _save_mfa(user, None, mfa_enabled=False, mfa_secret=None, mfa_recovery_codes=None)
+
+
+def regenerate_recovery_codes(user: Any) -> list[str]:
+    """Replace every recovery code with ten new ones and return them in plaintext (the
+    only time they are shown). Ask for a current code first (``verify_and_consume``):
+    whoever holds only the session must not get a fresh way in.
+    ``ValidationException`` when TOTP is off."""
+    if not getattr(user, "mfa_enabled", False):
+        raise ValidationException(
+            _("Two-factor authentication is off for this user."), code="mfa_not_enabled"
+        )
+    codes = generate_recovery_codes()
+    hashed = [hash_recovery_code(c) for c in codes]
+    # Only this column: the consumed TOTP step must stay recorded.
+    user.mfa_recovery_codes = hashed
+    user.save(update_fields=["mfa_recovery_codes"])
+    return codes
 
 
 def verify_and_consume(user: Any, code: Any) -> bool:

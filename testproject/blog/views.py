@@ -17,28 +17,21 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from appframework.auth import (
-    AuthManager,
     TokenManager,
     api_auth_required,
     auth_required,
     current_api_user,
     current_user_sync,
     login,
-    logout,
 )
 from appframework.authorization import Gate, authorized
 from appframework.container import container
 from appframework.exceptions import BadRequestException
-from appframework.http import safe_redirect_url
-from appframework.mfa.flows import login_or_challenge
 from appframework.security import csrf_protect_login
 
 from . import sso
 from .models import Post
 from .posting import create_post
-
-#: Where the code form sends the user once the challenge is passed (a checked `next`).
-AFTER_MFA_KEY = "demo_after_mfa"
 
 
 def index(request: HttpRequest) -> HttpResponse:
@@ -57,56 +50,10 @@ def index(request: HttpRequest) -> HttpResponse:
     )
 
 
-@csrf_protect_login
-@require_http_methods(["GET", "HEAD", "POST"])
-def login_view(request: HttpRequest) -> HttpResponse:
-    """The login form. Its POST is CSRF-checked even without a session cookie
-    (``csrf_protect_login``): otherwise another site could sign the visitor in to the
-    attacker's account. Rendering the form's token (``{{ csrf_token }}``, Django's
-    ``get_token``) sets the CSRF cookie.
-
-    Wrong passwords are throttled per account and client address; past the limit
-    ``attempt_sync`` raises ``TooManyRequestsException``, which ErrorMiddleware turns
-    into a 429 page.
-    """
-    error = None
-    email = ""
-    if request.method == "POST":
-        email = request.POST.get("email", "")
-        user = container.resolve(AuthManager).attempt_sync(
-            email, request.POST.get("password", ""), request=request
-        )
-        if user is not None:
-            # Only a same-site `next` is followed: the login form is no open redirect.
-            after = safe_redirect_url(request, request.POST.get("next"), "/")
-            # Users with two-factor on are not signed in yet: they get the code form.
-            if login_or_challenge(request, user):
-                return redirect(after)
-            request.session[AFTER_MFA_KEY] = after
-            return redirect("login-mfa")
-        error = "Wrong email or password."
-    # The typed email comes back (autoescaped by the template); the password never does.
-    return render(
-        request,
-        "blog/login.html",
-        {
-            "error": error,
-            "email": email,
-            "next": request.POST.get("next") or request.GET.get("next", ""),
-            "sso_providers": sso.configured(),
-            "saml_configured": sso.saml_configured(),
-        },
-        status=401 if error else 200,
-    )
-
-
-@csrf_protect_login
-@require_POST
-def logout_view(request: HttpRequest) -> HttpResponse:
-    """Checked like the login form, whatever the request carries: ending the browser's
-    session is the browser's business."""
-    logout(request, everywhere=request.POST.get("everywhere") == "1")
-    return redirect("index")
+def login_sso_context(request: HttpRequest) -> dict[str, Any]:
+    """The SSO buttons under the library's login form (the demo's
+    ``appframework/login.html`` fills its ``sso`` block with them)."""
+    return {"sso_providers": sso.configured(), "saml_configured": sso.saml_configured()}
 
 
 @require_POST
@@ -214,9 +161,10 @@ def tenant_view(request: HttpRequest) -> HttpResponse:
     """/tenant: which tenant this request runs under, and a switch between the signed-in
     user's tenants (the resolver refuses a tenant they are not a member of)."""
     from appframework_tenancy import current_tenant_id
+    from appframework_tenancy.resolvers import select_tenant
 
     from .models import Tenant
-    from .tenancy import SESSION_KEY, member_tenant_ids, require_member
+    from .tenancy import member_tenant_ids
 
     user = current_user_sync(request)
     if request.method == "POST":
@@ -228,7 +176,7 @@ def tenant_view(request: HttpRequest) -> HttpResponse:
             wanted = int(request.POST.get("tenant", ""))
         except ValueError:
             raise BadRequestException("tenant: a tenant id.") from None
-        request.session[SESSION_KEY] = require_member(wanted, member_tenant_ids(user))
+        select_tenant(request, wanted)
         return redirect("tenant")
     mine = set(member_tenant_ids(user)) if user is not None else set()
     return render(
@@ -433,78 +381,4 @@ def webhooks_page(request: HttpRequest) -> HttpResponse:
             "deliveries": WebhookDelivery.objects.select_related("endpoint")[:20],
             "received": ReceivedWebhook.objects.all()[:20],
         },
-    )
-
-
-@csrf_protect_login
-@require_http_methods(["GET", "HEAD", "POST"])
-def login_mfa_view(request: HttpRequest) -> HttpResponse:
-    """Step two of signing in: the authenticator code (or a recovery code). Wrong codes
-    keep the pending sign-in for a retry; the sixth try within a minute is a 429."""
-    from appframework.mfa import complete_challenge, pending_user_id
-
-    if pending_user_id(request) is None:
-        return redirect("login")
-    error = None
-    if request.method == "POST":
-        after = request.session.get(AFTER_MFA_KEY)
-        if complete_challenge(request, request.POST.get("code", "")) is not None:
-            return redirect(safe_redirect_url(request, after, "/"))
-        error = "That code is not valid."
-    return render(request, "blog/login_mfa.html", {"error": error}, status=401 if error else 200)
-
-
-@auth_required
-@require_http_methods(["GET", "HEAD", "POST"])
-def account_mfa_view(request: HttpRequest) -> HttpResponse:
-    """/account/mfa: turn two-factor on (QR code, then a code to confirm, then the
-    recovery codes, shown once) or off (with a current code)."""
-    import segno
-
-    from appframework.exceptions import TooManyRequestsException, ValidationException
-    from appframework.mfa import confirm, disable, enroll, verify_and_consume
-    from appframework.ratelimit import RateLimiter
-
-    user = request.user
-    # Every key the template reads is always present: a missing one makes Django log
-    # the whole context at DEBUG, which would put the secret and the codes in the log.
-    context: dict[str, object] = {
-        "me": user,
-        "error": None,
-        "message": None,
-        "secret": None,
-        "qr_svg": None,
-        "recovery_codes": None,
-    }
-    action = request.POST.get("action") if request.method == "POST" else None
-    try:
-        if action == "enroll":
-            enrolled = enroll(user, issuer="appframework demo")
-            qr = segno.make(enrolled["uri"], error="m")
-            context.update(
-                secret=enrolled["secret"],
-                qr_svg=qr.svg_inline(scale=4, dark="#111", light="#fff"),
-            )
-        elif action == "confirm":
-            context["recovery_codes"] = confirm(user, request.POST.get("code", ""))
-        elif action == "disable":
-            # Turning the second factor off is what a stolen session wants most:
-            # five tries a minute, as for the sign-in code form.
-            limited = container.resolve(RateLimiter).hit(f"mfa-disable:{user.pk}", 5, 60)
-            if not limited.allowed:
-                raise TooManyRequestsException(
-                    "Too many two-factor attempts; try again later.",
-                    code="mfa_rate_limited",
-                    retry_after=limited.retry_after,
-                )
-            if not verify_and_consume(user, request.POST.get("code", "")):
-                raise ValidationException(
-                    "Enter a current code (or a recovery code) to turn it off."
-                )
-            disable(user)
-            context["message"] = "Two-factor authentication is off."
-    except ValidationException as exc:
-        context["error"] = str(exc)
-    return render(
-        request, "blog/account_mfa.html", context, status=422 if context["error"] else 200
     )

@@ -1,4 +1,5 @@
-"""The demo's two-factor pages as a browser uses them, with CSRF enforced.
+"""The demo's two-factor pages (the library's, at the demo's paths) as a browser uses
+them, with CSRF enforced.
 
 /account/mfa turns TOTP on (an inline SVG QR code of the otpauth URI and the secret,
 then a live code to confirm, then ten recovery codes shown once) and off (only with a
@@ -21,6 +22,8 @@ import pytest
 import segno
 from django.test import Client
 
+from appframework.auth.views import qr_code_svg
+from appframework.conf import app_settings
 from appframework.container import container
 from appframework.mfa import provisioning_uri
 from appframework.mfa import totp as totp_module
@@ -31,7 +34,6 @@ pytestmark = pytest.mark.django_db
 
 COOKIE = "csrf_token"
 HTML = {"HTTP_ACCEPT": "text/html,application/xhtml+xml"}
-ISSUER = "appframework demo"
 RECOVERY = re.compile(r"\b[a-z2-9]{4}-[a-z2-9]{4}-[a-z2-9]{4}\b")
 ANONYMOUS = "You are anonymous."
 
@@ -166,12 +168,12 @@ def test_enroll_shows_an_inline_svg_qr_code_of_the_otpauth_uri_and_the_secret(
     assert user.mfa_secret == secret
     assert len(secret) == 32
     assert user.mfa_enabled is False
-    uri = provisioning_uri(secret, user.email, ISSUER)
+    uri = provisioning_uri(secret, user.email, str(app_settings.MFA.ISSUER))
     assert uri.startswith("otpauth://totp/")
     assert f"secret={secret}" in uri
     # The QR code on the page is the one of exactly this URI.
-    expected_svg = segno.make(uri, error="m").svg_inline(scale=4, dark="#111", light="#fff")
-    assert expected_svg in page
+    assert qr_code_svg(uri) in page
+    assert segno.make(uri, error="m").svg_inline(scale=4, dark="#000", light="#fff") in page
     # Reloading while pending still says off (nothing is on until a code confirms it).
     assert "<strong>off</strong>" in browser.get("/account/mfa").content.decode()
 

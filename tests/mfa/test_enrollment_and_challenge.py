@@ -799,7 +799,7 @@ def test_the_admin_login_form_does_not_sign_in_a_superuser_with_totp_on(
             "next": "/admin/",
         },
     )
-    assert response.status_code == 200  # the form again
+    assert response["Location"] == "/admin/login/code/"  # the code form, not a session
     assert client.get("/admin/").status_code == 302
     assert signed_in_as(client) is None
 
