@@ -14,7 +14,13 @@ from ..conf import app_settings
 from ..exceptions import ForbiddenException
 from ..http import safe_redirect_url
 
-__all__ = ["create_sso_user", "finish_sso_login"]
+__all__ = [
+    "account_with_email",
+    "create_sso_user",
+    "finish_sso_login",
+    "link_identity",
+    "linked_user",
+]
 
 
 def finish_sso_login(
@@ -63,3 +69,36 @@ def create_sso_user(request: HttpRequest | None, email: str, name: str | None) -
     user.save()
     transaction.on_commit(lambda: user_registered.send(sender=model, user=user, request=request))
     return user
+
+
+def linked_user(identity_model: Any, email: str | None, **key: Any) -> Any | None:
+    """The user an identity (``key``: its provider and subject) is linked to, or None;
+    the address the provider asserts now is recorded on the link."""
+    identity = identity_model.objects.select_related("user").filter(**key).first()
+    if identity is None:
+        return None
+    identity.email = email or ""
+    identity.save(update_fields=["email", "last_login_at"])
+    return identity.user
+
+
+def link_identity(identity_model: Any, user: Any, email: str, **key: Any) -> Any:
+    """Link the identity ``key`` to ``user`` and return the user it ends up linked to: a
+    concurrent first sign-in of the same identity may have linked it first."""
+    from django.db import IntegrityError, transaction
+
+    try:
+        with transaction.atomic():
+            identity_model.objects.create(user=user, email=email, **key)
+    except IntegrityError:
+        return identity_model.objects.select_related("user").get(**key).user
+    return user
+
+
+def account_with_email(email: str) -> Any | None:
+    """The local account with this address (case-insensitive), or None."""
+    from django.contrib.auth import get_user_model
+
+    model = get_user_model()
+    lookup = {f"{model.get_email_field_name()}__iexact": email}
+    return model._default_manager.filter(**lookup).first()

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth import get_user_model
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
-from ..auth.sso import create_sso_user
+from ..auth.sso import account_with_email, create_sso_user, link_identity, linked_user
 from ..conf import app_settings
 from ..exceptions import ForbiddenException
 from .types import OAuthUser
@@ -28,17 +27,11 @@ __all__ = ["find_or_create_user"]
 def find_or_create_user(request: HttpRequest | None, oauth_user: OAuthUser) -> Any:
     from .models import OAuthIdentity
 
-    model = get_user_model()
+    key = {"provider": oauth_user.provider, "provider_user_id": oauth_user.provider_user_id}
     with transaction.atomic():
-        identity = (
-            OAuthIdentity.objects.select_related("user")
-            .filter(provider=oauth_user.provider, provider_user_id=oauth_user.provider_user_id)
-            .first()
-        )
-        if identity is not None:
-            identity.email = oauth_user.email or ""
-            identity.save(update_fields=["email", "last_login_at"])
-            return identity.user
+        linked = linked_user(OAuthIdentity, oauth_user.email, **key)
+        if linked is not None:
+            return linked
         if not oauth_user.email:
             raise ForbiddenException(
                 _(
@@ -46,10 +39,7 @@ def find_or_create_user(request: HttpRequest | None, oauth_user: OAuthUser) -> A
                 ),
                 code="oauth_email_required",
             )
-        email_field = model.get_email_field_name()
-        existing = model._default_manager.filter(
-            **{f"{email_field}__iexact": oauth_user.email}
-        ).first()
+        existing = account_with_email(oauth_user.email)
         if existing is None and not (
             oauth_user.email_verified or app_settings.OAUTH.ALLOW_UNVERIFIED_EMAIL
         ):
@@ -68,18 +58,4 @@ def find_or_create_user(request: HttpRequest | None, oauth_user: OAuthUser) -> A
                 code="oauth_email_unverified",
             )
         user = existing or create_sso_user(request, oauth_user.email, oauth_user.name)
-        try:
-            with transaction.atomic():
-                OAuthIdentity.objects.create(
-                    user=user,
-                    provider=oauth_user.provider,
-                    provider_user_id=oauth_user.provider_user_id,
-                    email=oauth_user.email,
-                )
-        except IntegrityError:
-            # A concurrent first sign-in of the same identity linked it first.
-            identity = OAuthIdentity.objects.select_related("user").get(
-                provider=oauth_user.provider, provider_user_id=oauth_user.provider_user_id
-            )
-            return identity.user
-        return user
+        return link_identity(OAuthIdentity, user, oauth_user.email, **key)

@@ -17,13 +17,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth import get_user_model
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 from saml2.saml import NAMEID_FORMAT_TRANSIENT
 
-from ..auth.sso import create_sso_user
+from ..auth.sso import account_with_email, create_sso_user, link_identity, linked_user
 from ..exceptions import ForbiddenException
 from .types import SamlProvider, SamlUser
 
@@ -36,18 +35,12 @@ def find_or_create_user(
     from .models import SamlIdentity
 
     transient = saml_user.name_id_format == NAMEID_FORMAT_TRANSIENT
-    model = get_user_model()
+    key = {"provider": provider.name, "name_id": saml_user.name_id}
     with transaction.atomic():
         if not transient:
-            identity = (
-                SamlIdentity.objects.select_related("user")
-                .filter(provider=provider.name, name_id=saml_user.name_id)
-                .first()
-            )
-            if identity is not None:
-                identity.email = saml_user.email or ""
-                identity.save(update_fields=["email", "last_login_at"])
-                return identity.user
+            linked = linked_user(SamlIdentity, saml_user.email, **key)
+            if linked is not None:
+                return linked
         if not saml_user.email:
             raise ForbiddenException(
                 _(
@@ -63,9 +56,7 @@ def find_or_create_user(
                 ),
                 code="saml_name_id_transient",
             )
-        existing = model._default_manager.filter(
-            **{f"{model.get_email_field_name()}__iexact": saml_user.email}
-        ).first()
+        existing = account_with_email(saml_user.email)
         if existing is not None and not provider.trust_email:
             raise ForbiddenException(
                 _(
@@ -77,19 +68,4 @@ def find_or_create_user(
         user = existing or create_sso_user(request, saml_user.email, saml_user.name)
         if transient:
             return user
-        try:
-            with transaction.atomic():
-                SamlIdentity.objects.create(
-                    user=user,
-                    provider=provider.name,
-                    name_id=saml_user.name_id,
-                    email=saml_user.email,
-                )
-        except IntegrityError:
-            # A concurrent first sign-in of the same identity linked it first.
-            return (
-                SamlIdentity.objects.select_related("user")
-                .get(provider=provider.name, name_id=saml_user.name_id)
-                .user
-            )
-        return user
+        return link_identity(SamlIdentity, user, saml_user.email, **key)
