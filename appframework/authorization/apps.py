@@ -34,10 +34,12 @@ class AuthorizationServiceProvider(AppConfig):
 
         checks.register(authz_checks.check_backend)
         checks.register(authz_checks.check_app_order)
-        # An app listed earlier may already have asked for the Gate (see below): keep
-        # what it registered.
-        if Gate not in container:
+        # The first ready() keeps the Gate bound at import (an app listed earlier may
+        # have registered abilities on it already); a later one binds a new, empty Gate.
+        global _early_gate
+        if _early_gate is None or container.resolve(Gate) is not _early_gate:
             container.bind(Gate, Gate())
+        _early_gate = None
         # Any change of a user's roles drops that instance's role cache.
         m2m_changed.connect(_flush_roles, dispatch_uid="appframework.authorization.flush_roles")
 
@@ -72,6 +74,9 @@ def _flush_roles(sender: Any, instance: Any, **kwargs: Any) -> None:
             flush()
 
 
+_early_gate: Any = None
+
+
 def _bind_gate_early() -> None:
     """Bind the Gate when this module is imported, which Django does for every app
     before it calls any ``ready()``: an app listed before the suite's that defines
@@ -81,8 +86,10 @@ def _bind_gate_early() -> None:
     from ..container import container
     from .gate import Gate
 
+    global _early_gate
     if Gate not in container:
-        container.bind(Gate, Gate())
+        _early_gate = Gate()
+        container.bind(Gate, _early_gate)
 
 
 _bind_gate_early()
