@@ -49,6 +49,8 @@ EVENT = "chaos.tick"
 FANOUT_EVENT = "chaos.fanout"
 DEAD_EVENT = "chaos.dead"
 DEAD_PATH = "/dead"
+#: Seconds between killing a pool process and the next fault (see the kill loop).
+CHILD_KILL_SETTLE = 1.0
 
 
 def say(message: str) -> None:
@@ -389,6 +391,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     child = worker.kill_child()
                     child_kills += child is not None
                     say(f"SIGKILL to pool process {child} at {receiver.count()} hits")
+                    # One fault at a time: the parent requeues the lost child's job
+                    # (reject_on_worker_lost) just after the kill, and a SIGKILL of the
+                    # whole worker inside that moment can drop the message for good
+                    # (Celery's limit, not the delivery code's; docs/caveats.md).
+                    time.sleep(CHILD_KILL_SETTLE)
                 step += 1
             if step == len(plan):
                 waiting, unacked = queue_depth(client)
