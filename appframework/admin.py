@@ -80,7 +80,8 @@ class TotpAdminSiteMixin:
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
     ) -> HttpResponse:
         from .auth.forms import AdminLoginForm
-        from .auth.views import _sign_in_or_challenge, _too_many
+        from .auth.sso import sign_in_or_challenge
+        from .auth.views import _too_many
         from .exceptions import TooManyRequestsException
 
         if request.method == "GET" and self.has_permission(request):  # type: ignore[attr-defined]
@@ -94,7 +95,7 @@ class TotpAdminSiteMixin:
                 return _too_many(request, exc)
             if valid:
                 after = self._after_login(request, next_url)
-                if _sign_in_or_challenge(request, form.user):
+                if sign_in_or_challenge(request, form.user):
                     return HttpResponseRedirect(after)
                 request.session[ADMIN_NEXT_SESSION_KEY] = after
                 return HttpResponseRedirect(reverse("admin:mfa_challenge", current_app=self.name))

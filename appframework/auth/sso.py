@@ -20,6 +20,7 @@ __all__ = [
     "finish_sso_login",
     "link_identity",
     "linked_user",
+    "sign_in_or_challenge",
 ]
 
 
@@ -38,17 +39,29 @@ def finish_sso_login(
 
     if user is None or not getattr(user, "is_active", True):
         raise ForbiddenException(_("This account is disabled."), code="account_disabled")
-    if mfa and getattr(user, "mfa_enabled", False):
-        # Imported only here: projects without the "mfa" extra have no such users.
-        from ..mfa.flows import start_challenge
-
-        start_challenge(request, user)
+    if not mfa:
+        login(request, user)
+    elif not sign_in_or_challenge(request, user):
         return HttpResponseRedirect(
             resolve_url(app_settings.MFA.CHALLENGE_URL or settings.LOGIN_URL)
         )
-    login(request, user)
     fallback = resolve_url(default_url or settings.LOGIN_REDIRECT_URL)
     return HttpResponseRedirect(safe_redirect_url(request, next_url, fallback))
+
+
+def sign_in_or_challenge(request: HttpRequest, user: Any) -> bool:
+    """Every way in ends here: ``login`` and True, or for a user with TOTP on the code
+    challenge started and False (``appframework.mfa.login_or_challenge`` without
+    needing the "mfa" extra for projects that have no such users)."""
+    from .sessions import login
+
+    if getattr(user, "mfa_enabled", False):
+        from ..mfa.flows import start_challenge
+
+        start_challenge(request, user)
+        return False
+    login(request, user)
+    return True
 
 
 def create_sso_user(request: HttpRequest | None, email: str, name: str | None) -> Any:

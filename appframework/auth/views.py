@@ -34,7 +34,8 @@ from ..http import safe_redirect_url, wants_json
 from ..middleware import response_for_error
 from ..security.csrf import csrf_protect_login
 from .manager import AuthManager
-from .sessions import current_user_sync, login, logout
+from .sessions import current_user_sync, logout
+from .sso import sign_in_or_challenge
 
 __all__ = [
     "CHALLENGE_TEMPLATE",
@@ -94,17 +95,6 @@ def _too_many(request: HttpRequest, exc: TooManyRequestsException) -> HttpRespon
     return response_for_error(request, exc)
 
 
-def _sign_in_or_challenge(request: HttpRequest, user: Any) -> bool:
-    """True when signed in; False when the TOTP challenge was started instead."""
-    if getattr(user, "mfa_enabled", False):
-        # Imported only here: projects without the "mfa" extra (pyotp) have no such users.
-        from ..mfa.flows import login_or_challenge
-
-        return login_or_challenge(request, user)
-    login(request, user)
-    return True
-
-
 @csrf_protect_login
 @never_cache
 @require_http_methods(["GET", "HEAD", "POST"])
@@ -134,7 +124,7 @@ def login_view(
             return _too_many(request, exc)
         if user is not None:
             after = safe_redirect_url(request, next_url, _default_after_login())
-            if _sign_in_or_challenge(request, user):
+            if sign_in_or_challenge(request, user):
                 return HttpResponseRedirect(after)
             # After start_challenge: it cycles the session key, the value stays.
             request.session[NEXT_SESSION_KEY] = after
