@@ -32,6 +32,7 @@ from django.apps import apps
 from django.conf import settings
 from django.contrib.sessions.backends.signed_cookies import SessionStore as SignedCookieSession
 from django.http import HttpRequest, HttpResponse, QueryDict
+from django.middleware.csrf import CsrfViewMiddleware
 from django.urls import get_callable
 from django.utils.crypto import constant_time_compare
 from django.utils.translation import gettext_lazy as _
@@ -376,14 +377,13 @@ def _middleware_class() -> type[CsrfMiddleware]:
     return CsrfMiddleware
 
 
+class _DjangoCheck(CsrfViewMiddleware):
+    def _reject(self, request: HttpRequest, reason: str) -> Any:
+        return reason  # the reason, not the failure page (DRF does the same)
+
+
 def _django_csrf_failure(request: HttpRequest) -> CsrfFailure | None:
-    from django.middleware.csrf import CsrfViewMiddleware
-
-    class DjangoCheck(CsrfViewMiddleware):
-        def _reject(self, request: HttpRequest, reason: str) -> Any:
-            return reason  # the reason, not the failure page (DRF does the same)
-
-    check = DjangoCheck(_no_response)
+    check = _DjangoCheck(_no_response)
     check.process_request(request)
     reason = check.process_view(request, None, (), {})  # type: ignore[arg-type]
     return None if reason is None else CsrfFailure(reason, code="csrf_failed")

@@ -332,3 +332,25 @@ def test_pagination_pages_the_tenants_posts(member: Any) -> None:
     assert first["count"] == 25 and len(first["results"]) == 20 and first["next"]
     second = Client().get(first["next"], **_bearer(member)).json()
     assert len(second["results"]) == 5
+
+
+# -- without the suite's CSRF middleware, Django's own check decides ---------------------------
+@pytest.mark.urls("tests.hardening.api_urls")
+def test_with_djangos_csrf_middleware_the_suites_session_class_runs_djangos_check(
+    member: Any, settings: Any
+) -> None:
+    settings.MIDDLEWARE = [
+        "django.middleware.csrf.CsrfViewMiddleware" if m.endswith(".CsrfMiddleware") else m
+        for m in settings.MIDDLEWARE
+    ]
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(member, backend="appframework.auth.AuthManager")
+    secret = "a" * 32  # the shape of Django's CSRF secret
+    client.cookies[settings.CSRF_COOKIE_NAME] = secret
+    bare = client.post("/drf/suite", b"{}", content_type="application/json", **JSON)
+    body = _problem(bare, 403, "csrf_failed")
+    assert "CSRF" in body["detail"]
+    ok = client.post(
+        "/drf/suite", b"{}", content_type="application/json", HTTP_X_CSRFTOKEN=secret
+    )
+    assert ok.status_code == 201, ok.content
