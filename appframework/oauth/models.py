@@ -6,21 +6,19 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from ..auth.identities import LinkedIdentity
+
 __all__ = ["OAuthIdentity"]
 
 
-class OAuthIdentity(models.Model):
+class OAuthIdentity(LinkedIdentity):
     """One provider account linked to one local user, keyed on the provider's stable
     subject id (never on the email address, which a user can change at the provider)."""
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="oauth_identities"
     )
-    provider = models.CharField(_("provider"), max_length=50)
     provider_user_id = models.CharField(_("provider user id"), max_length=255)
-    email = models.CharField(_("email at the provider"), max_length=254, blank=True, default="")
-    created_at = models.DateTimeField(auto_now_add=True)
-    last_login_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         db_table = "oauth_identities"

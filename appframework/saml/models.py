@@ -6,10 +6,12 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from ..auth.identities import LinkedIdentity
+
 __all__ = ["SamlIdentity"]
 
 
-class SamlIdentity(models.Model):
+class SamlIdentity(LinkedIdentity):
     """One NameID at one provider (``SamlProvider.name``) linked to one local user, at its
     first sign-in. The NameID is the key, never the email address: an IdP account's
     address can change, and an IdP may assert an address nobody verified."""
@@ -17,12 +19,8 @@ class SamlIdentity(models.Model):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="saml_identities"
     )
-    provider = models.CharField(_("provider"), max_length=50)
     # flows.MAX_NAME_ID: longer NameIDs are refused before they get here.
     name_id = models.CharField(_("NameID"), max_length=512)
-    email = models.CharField(_("email at the provider"), max_length=254, blank=True, default="")
-    created_at = models.DateTimeField(auto_now_add=True)
-    last_login_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         db_table = "saml_identities"
