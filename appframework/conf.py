@@ -177,6 +177,12 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "BACKOFF_CAP": 600.0,
         # Celery queue of DeliverWebhookJob (None: the default queue).
         "QUEUE": None,
+        # First attempts of an event to this many endpoints or more go in batches of
+        # BATCH_SIZE (one job sends them all at once); BATCH_SIZE 1 turns batching off.
+        "BATCH_MIN_ENDPOINTS": 10,
+        "BATCH_SIZE": 100,
+        # Sends of one batch in flight at once (threads per worker process).
+        "BATCH_CONCURRENCY": 16,
     },
     "GRAPHQL": {
         "SCHEMA": None,

@@ -13,12 +13,14 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db import DEFAULT_DB_ALIAS, transaction
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.dispatch import Signal
 from django.http import HttpRequest
 
 from appframework.conf import app_settings
 from appframework.exceptions import ValidationException
+
+from ._sql import subscribed_endpoint_ids
 
 __all__ = [
     "FAN_OUT_THRESHOLD",
@@ -38,7 +40,8 @@ webhook_queue_failed = Signal()
 # Visible ASCII, inner spaces allowed: a header value every HTTP client can send.
 _EVENT_NAME = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?")
 
-#: Above this many endpoints, fire() publishes one fan-out job instead of one per endpoint.
+#: Above this many messages (batches, or single jobs), fire() publishes one fan-out job
+#: that queues them from a worker, instead of publishing them itself.
 FAN_OUT_THRESHOLD = 20
 
 
@@ -52,15 +55,18 @@ def _task_options() -> dict[str, Any]:
     return options
 
 
-def publish_jobs(event: str, body: str, jobs: list[tuple[int, str]]) -> int:
-    """Queue one DeliverWebhookJob per (endpoint id, delivery id); returns how many were
-    queued. One failure is logged and reported and does not stop the others."""
-    from .tasks import DeliverWebhookJob
+def _publish_single(event: str, body: str, jobs: list[tuple[int, str]], attempt: int) -> int:
+    from .tasks import DeliverWebhookJob, backoff
 
     options = _task_options()
+    if attempt > 1:
+        # What DeliverWebhookJob.retry would set: the attempt count and its backoff.
+        options["retries"] = attempt - 1
     queued = 0
     for endpoint_id, delivery_id in jobs:
         try:
+            if attempt > 1:
+                options["countdown"] = backoff(attempt - 2)
             DeliverWebhookJob.apply_async(args=(endpoint_id, event, body, delivery_id), **options)
         except Exception as exc:
             logger.exception(
@@ -78,8 +84,43 @@ def publish_jobs(event: str, body: str, jobs: list[tuple[int, str]]) -> int:
     return queued
 
 
+def _batches(jobs: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
+    """``jobs`` cut into batches when there are BATCH_MIN_ENDPOINTS or more (and
+    BATCH_SIZE above 1); an empty list when they go one job each."""
+    conf = app_settings.WEBHOOKS
+    size = int(conf.BATCH_SIZE)
+    if size <= 1 or len(jobs) < max(2, int(conf.BATCH_MIN_ENDPOINTS)):
+        return []
+    return [jobs[start : start + size] for start in range(0, len(jobs), size)]
+
+
+def publish_jobs(event: str, body: str, jobs: list[tuple[int, str]], *, attempt: int = 1) -> int:
+    """Queue the delivery of ``body`` to each (endpoint id, delivery id): first attempts
+    to BATCH_MIN_ENDPOINTS endpoints or more as DeliverWebhookBatchJob of up to
+    BATCH_SIZE each, anything else (later attempts included: ``attempt``, queued with
+    their backoff) as one DeliverWebhookJob per endpoint. Returns how many deliveries
+    were queued; a failure is logged and reported and does not stop the others."""
+    batches = _batches(jobs) if attempt == 1 else []
+    if not batches:
+        return _publish_single(event, body, jobs, attempt)
+    from .tasks import DeliverWebhookBatchJob
+
+    options = _task_options()
+    queued = 0
+    for batch in batches:
+        try:
+            DeliverWebhookBatchJob.apply_async(args=(event, body, batch), **options)
+        except Exception:
+            logger.exception("Could not queue a batch of webhook %s; queuing each job.", event)
+            queued += _publish_single(event, body, batch, attempt)
+        else:
+            queued += len(batch)
+    return queued
+
+
 def _publish(event: str, body: str, jobs: list[tuple[int, str]]) -> None:
-    if len(jobs) > FAN_OUT_THRESHOLD:
+    messages = len(_batches(jobs)) or len(jobs)
+    if messages > FAN_OUT_THRESHOLD:
         from .tasks import FanOutWebhookJob
 
         try:
@@ -126,15 +167,9 @@ class WebhookManager:
         """Queue one delivery per active endpoint subscribed to ``event_name`` once the
         current transaction commits (at once outside a transaction; nothing if it rolls
         back). One query; returns the delivery ids (``X-Webhook-Id``)."""
-        from .models import WebhookEndpoint
-
         body = serialize(event_name, data)
         alias = using or DEFAULT_DB_ALIAS
-        endpoint_ids = list(
-            WebhookEndpoint.objects.using(alias)
-            .filter(event=event_name, active=True)
-            .values_list("pk", flat=True)
-        )
+        endpoint_ids = subscribed_endpoint_ids(connections[alias], event_name)
         if not endpoint_ids:
             return []
         jobs = [(pk, uuid.uuid4().hex) for pk in endpoint_ids]

@@ -30,6 +30,7 @@ __all__ = [
     "PinnedAddressAdapter",
     "WebhookSession",
     "ensure_safe_webhook_url",
+    "host_header",
     "is_public_address",
     "webhook_session",
 ]
@@ -211,6 +212,13 @@ def _parts(url: Any) -> tuple[str, str, int]:
     return parts.scheme, host, port or (443 if parts.scheme == "https" else 80)
 
 
+def host_header(host: str, port: int, scheme: str) -> str:
+    """The ``Host`` value for ``host``: brackets around an IPv6 literal, the port unless
+    it is the scheme's default."""
+    shown = f"[{host}]" if ":" in host else host
+    return shown if port == (443 if scheme == "https" else 80) else f"{shown}:{port}"
+
+
 def ensure_safe_webhook_url(url: Any) -> str:
     """Run the checks on demand (a form's ``clean``, before saving an endpoint): http or
     https, no credentials, and — with ``BLOCK_PRIVATE_NETWORK_TARGETS`` — every address
@@ -235,8 +243,7 @@ class PinnedAddressAdapter(HTTPAdapter):
         default_port = 443 if scheme == "https" else 80
         port = host_params.get("port") or default_port
         address = check_host(host, port)
-        shown = f"[{host}]" if ":" in host else host
-        request.headers["Host"] = shown if port == default_port else f"{shown}:{port}"
+        request.headers["Host"] = host_header(host, port, scheme)
         if scheme == "https":
             pool_kwargs["assert_hostname"] = host
             pool_kwargs["server_hostname"] = host

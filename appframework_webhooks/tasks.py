@@ -10,17 +10,31 @@ hour by default), or the broker re-delivers the waiting task (docs/webhooks.md).
 
 from __future__ import annotations
 
+import contextvars
 import logging
+import os
 import random
+import threading
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
 from celery import Task, shared_task
+from django.db import InterfaceError, OperationalError, router
 
 from appframework.conf import app_settings
 
+from ._connection import kept_connection
+from ._sql import LogRow, insert_log_rows, read_endpoints
 from .delivery import AttemptResult, deliver_once, failed_attempt
 
-__all__ = ["MAX_JITTER", "DeliverWebhookJob", "FanOutWebhookJob", "backoff", "time_limits"]
+__all__ = [
+    "MAX_JITTER",
+    "DeliverWebhookBatchJob",
+    "DeliverWebhookJob",
+    "FanOutWebhookJob",
+    "backoff",
+    "time_limits",
+]
 
 logger = logging.getLogger("appframework.webhooks")
 
@@ -45,21 +59,72 @@ def backoff(retries: int) -> float:
     return delay * random.uniform(1 - JITTER, MAX_JITTER)
 
 
-def _log(
-    endpoint: Any,
+class _DeliverTask(Task):
+    """The task class of ``DeliverWebhookJob``: ``DeliverWebhookJob.max_attempts`` is the
+    attempts in total per delivery (``WEBHOOKS["MAX_ATTEMPTS"]``, 5 by default), read
+    when asked so a settings change is seen."""
+
+    @property
+    def max_attempts(self) -> int:
+        return max(1, int(app_settings.WEBHOOKS.MAX_ATTEMPTS))
+
+
+def _keeps_connection(task: Any) -> bool:
+    # Only a worker's task keeps a connection of its own; an eager or directly called
+    # one runs in its caller's thread, on the caller's connection and transaction.
+    request = task.request
+    return not (getattr(request, "is_eager", False) or getattr(request, "called_directly", True))
+
+
+def _read(ids: list[int], keep: bool) -> dict[int, tuple[str, str | None]]:
+    from .models import WebhookEndpoint
+
+    alias = router.db_for_read(WebhookEndpoint)
+    try:
+        with kept_connection(alias, keep=keep) as connection:
+            return read_endpoints(connection, ids)
+    except (OperationalError, InterfaceError):
+        if not keep:
+            raise
+        # A kept connection the server dropped (a restart, a failover): it was closed
+        # on the error; the read is safe to repeat once on a new one.
+        with kept_connection(alias, keep=keep) as connection:
+            return read_endpoints(connection, ids)
+
+
+def _write_log(rows: list[LogRow], keep: bool) -> None:
+    if not rows or not app_settings.WEBHOOKS.DELIVERY_LOG:
+        return
+    from .models import WebhookDelivery
+
+    with kept_connection(router.db_for_write(WebhookDelivery), keep=keep) as connection:
+        insert_log_rows(connection, rows)
+
+
+def _attempt(
+    url: str, event: str, body: bytes, secret: str | None, delivery_id: str, attempt: int
+) -> AttemptResult:
+    try:
+        return deliver_once(url, event, body, secret, delivery_id)
+    except Exception as exc:
+        # Whatever stopped the attempt (Celery's soft time limit on a receiver dripping
+        # its answer, an unexpected error) it is logged and retried like a failed one:
+        # a delivery never ends without a row saying why.
+        logger.exception("Webhook %s (%s) attempt %s raised.", event, delivery_id, attempt)
+        return failed_attempt(f"{type(exc).__name__}: {exc}")
+
+
+def _log_row(
+    endpoint_id: int,
     event: str,
     body: str,
     delivery_id: str,
     attempt: int,
     outcome: AttemptResult,
     final: bool,
-) -> None:
-    if not app_settings.WEBHOOKS.DELIVERY_LOG:
-        return
-    from .models import WebhookDelivery
-
-    WebhookDelivery.objects.create(
-        endpoint=endpoint,
+) -> LogRow:
+    return LogRow(
+        endpoint_id=endpoint_id,
         event=event,
         status_code=outcome.status_code,
         success=outcome.success,
@@ -73,14 +138,34 @@ def _log(
     )
 
 
-class _DeliverTask(Task):
-    """The task class of ``DeliverWebhookJob``: ``DeliverWebhookJob.max_attempts`` is the
-    attempts in total per delivery (``WEBHOOKS["MAX_ATTEMPTS"]``, 5 by default), read
-    when asked so a settings change is seen."""
+def _is_final(outcome: AttemptResult, attempt: int, max_attempts: int) -> bool:
+    return not outcome.success and (not outcome.retryable or attempt >= max_attempts)
 
-    @property
-    def max_attempts(self) -> int:
-        return max(1, int(app_settings.WEBHOOKS.MAX_ATTEMPTS))
+
+def _report(
+    event: str, delivery_id: str, url: str, attempt: int, outcome: AttemptResult, final: bool
+) -> None:
+    if outcome.success:
+        return
+    if final:
+        logger.warning(
+            "Webhook %s (%s) to %s failed for good after attempt %s: %s",
+            event,
+            delivery_id,
+            url,
+            attempt,
+            outcome.error,
+        )
+    else:
+        logger.info(
+            "Webhook %s (%s) attempt %s failed: %s", event, delivery_id, attempt, outcome.error
+        )
+
+
+def _skipped(event: str, delivery_id: str, endpoint_id: int) -> None:
+    logger.info(
+        "Webhook %s (%s) skipped: endpoint %s disabled or deleted.", event, delivery_id, endpoint_id
+    )
 
 
 @shared_task(
@@ -94,50 +179,104 @@ class _DeliverTask(Task):
 )
 def DeliverWebhookJob(self: Any, endpoint_id: int, event: str, body: str, delivery_id: str) -> str:
     """Deliver ``body`` (the exact serialized JSON) to endpoint ``endpoint_id``."""
-    from .models import WebhookEndpoint
-
-    endpoint = (
-        WebhookEndpoint.objects.filter(pk=endpoint_id, active=True)
-        .only("pk", "url", "secret")
-        .order_by()
-        .first()
-    )
+    keep = _keeps_connection(self)
+    endpoint = _read([endpoint_id], keep).get(endpoint_id)
     if endpoint is None:
-        logger.info(
-            "Webhook %s (%s) skipped: endpoint %s disabled or deleted.",
-            event,
-            delivery_id,
-            endpoint_id,
-        )
+        _skipped(event, delivery_id, endpoint_id)
         return "skipped"
+    url, secret = endpoint
     attempt = self.request.retries + 1
     max_attempts = self.max_attempts
-    try:
-        outcome = deliver_once(
-            endpoint.url, event, body.encode("utf-8"), endpoint.secret, delivery_id
-        )
-    except Exception as exc:
-        # Whatever stopped the attempt (Celery's soft time limit on a receiver dripping
-        # its answer, an unexpected error) it is logged and retried like a failed one:
-        # a delivery never ends without a row saying why.
-        logger.exception("Webhook %s (%s) attempt %s raised.", event, delivery_id, attempt)
-        outcome = failed_attempt(f"{type(exc).__name__}: {exc}")
-    final = not outcome.success and (not outcome.retryable or attempt >= max_attempts)
-    _log(endpoint, event, body, delivery_id, attempt, outcome, final)
+    outcome = _attempt(url, event, body.encode("utf-8"), secret, delivery_id, attempt)
+    final = _is_final(outcome, attempt, max_attempts)
+    _write_log([_log_row(endpoint_id, event, body, delivery_id, attempt, outcome, final)], keep)
+    _report(event, delivery_id, url, attempt, outcome, final)
     if outcome.success:
         return "delivered"
     if final:
-        logger.warning(
-            "Webhook %s (%s) to %s failed for good after attempt %s: %s",
-            event,
-            delivery_id,
-            endpoint.url,
-            attempt,
-            outcome.error,
-        )
         return "failed"
-    logger.info("Webhook %s (%s) attempt %s failed: %s", event, delivery_id, attempt, outcome.error)
     raise self.retry(countdown=backoff(self.request.retries), max_retries=max_attempts - 1)
+
+
+_senders: list[tuple[int, ThreadPoolExecutor]] = []
+_senders_lock = threading.Lock()
+
+
+def _sender_pool() -> ThreadPoolExecutor:
+    """This process's BATCH_CONCURRENCY sending threads (a forked worker child makes
+    its own), kept with their kept-alive connections from one batch to the next. Each
+    takes the batch's next endpoint when free: a slow receiver holds one thread and
+    the others go on without it."""
+    size = max(1, int(app_settings.WEBHOOKS.BATCH_CONCURRENCY))
+    with _senders_lock:
+        if _senders and _senders[0][0] == os.getpid() and _senders[0][1]._max_workers == size:
+            return _senders[0][1]
+        if _senders and _senders[0][0] == os.getpid():
+            _senders[0][1].shutdown(wait=False)  # BATCH_CONCURRENCY changed
+        pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix="webhook-send")
+        _senders[:] = [(os.getpid(), pool)]
+        return pool
+
+
+@shared_task(
+    bind=True,
+    base=_DeliverTask,
+    name="appframework_webhooks.DeliverWebhookBatchJob",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+)
+def DeliverWebhookBatchJob(self: Any, event: str, body: str, jobs: list[tuple[int, str]]) -> int:
+    """First attempts of one event to many endpoints: one endpoint read, every endpoint
+    sent at the same time (each its own deadline and log row), one log insert, and each
+    failed endpoint queued again as its own DeliverWebhookJob (attempt 2, with backoff).
+    A worker lost mid-batch re-sends the batch; receivers drop repeats by X-Webhook-Id.
+    Returns how many were delivered."""
+    keep = _keeps_connection(self)
+    endpoints = _read([int(pk) for pk, _ in jobs], keep)
+    payload = body.encode("utf-8")
+    todo: list[tuple[int, str, str, str | None]] = []
+    for pk, delivery_id in jobs:
+        found = endpoints.get(int(pk))
+        if found is None:
+            _skipped(event, delivery_id, int(pk))
+        else:
+            todo.append((int(pk), delivery_id, found[0], found[1]))
+    pool = _sender_pool()
+    # Each send runs in a copy of this task's context (its tenant, for one).
+    futures = [
+        pool.submit(
+            contextvars.copy_context().run, _attempt, url, event, payload, secret, delivery_id, 1
+        )
+        for _, delivery_id, url, secret in todo
+    ]
+    # Every attempt ends within its own limits; this bounds the wait should one not (its
+    # thread then finishes on its own, and the delivery is retried like a timeout).
+    conf = app_settings.WEBHOOKS
+    wait(futures, timeout=float(conf.CONNECT_TIMEOUT) + float(conf.DEADLINE) + 5)
+    max_attempts = self.max_attempts
+    rows: list[LogRow] = []
+    retry: list[tuple[int, str]] = []
+    delivered = 0
+    for (pk, delivery_id, url, _), future in zip(todo, futures, strict=True):
+        outcome = (
+            future.result()
+            if future.done()
+            else failed_attempt("Timeout: the attempt outlived its deadline")
+        )
+        final = _is_final(outcome, 1, max_attempts)
+        rows.append(_log_row(pk, event, body, delivery_id, 1, outcome, final))
+        _report(event, delivery_id, url, 1, outcome, final)
+        if outcome.success:
+            delivered += 1
+        elif not final:
+            retry.append((pk, delivery_id))
+    _write_log(rows, keep)
+    if retry:
+        from .manager import publish_jobs
+
+        publish_jobs(event, body, retry, attempt=2)
+    return delivered
 
 
 @shared_task(

@@ -1,58 +1,51 @@
-"""Webhook delivery throughput: a keep-alive HTTP loop (the floor) vs deliveries through
-Celery on Redis, where the time goes, and what ``fire()`` to 1,000 endpoints costs its
-caller.
+"""Webhook delivery throughput on the production stack, side by side: a keep-alive HTTP
+loop (the floor), a no-op Celery task, the suite, and two published peers
+(``django-webhook``, ``django-webhook-subscriber``), interleaved in one run; and what
+``fire()`` to 1,000 endpoints costs its caller.
 
-Run from the repository root (Redis must listen on 127.0.0.1:6379; its database 12 is
-flushed before and after):
+Run from the repository root (Redis on 127.0.0.1:6379: this benchmark flushes its
+databases 12 and 8-11; PostgreSQL for the peers):
 
-    .venv/bin/python benchmarks/webhooks.py [--deliveries 1000] [--endpoints 10] [--rounds 3]
-        [--pool prefork:4] [--other-pools threads:8,prefork:2] [--quick] [--json]
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/test \\
+        .venv/bin/python benchmarks/webhooks.py [--scenarios 2000x1,20x100] [--rounds 5]
+        [--pool prefork:4] [--peers auto|on|off] [--peer-settings defaults,tuned]
+        [--quick] [--json]
 
-Set-up: ``appframework_webhooks`` with ``django.contrib.contenttypes``/``auth`` and
-``appframework`` (``settings.configure``), a SQLite file in a temporary directory (WAL,
-synchronous=NORMAL, as several processes share it) or, with ``DATABASE_URL=postgres://...``,
-a scratch PostgreSQL database created next to the named one and dropped at the end;
-``ALLOWED_NETWORKS`` 127.0.0.0/8. The receiver is ``webhooks_receiver.py`` in a process of
-its own: asyncio, raw HTTP/1.1, keep-alive, ``200`` with an empty body, under 0.1 ms of CPU
-per request (printed), so it is never the bottleneck. Every endpoint has a secret: each
-delivery carries both signatures, and one received delivery is checked with
-``verify_signature`` / ``verify_webhook``.
+``scripts/bench`` creates the peers' virtualenv (``webhooks_peers/setup_env.sh``); without
+``DATABASE_URL`` the suite runs on a SQLite file (WAL) and the peers are left out: a
+secondary reading.
 
-1. Floor - a ``requests.Session`` keep-alive loop POSTing the same JSON body, signed per
-   request with ``appframework_webhooks.signing.sign``: deliveries/s.
-2. End to end - ``--deliveries`` deliveries (1000; 300 with --quick) as N events x
-   ``--endpoints`` M endpoints (10; below the fan-out threshold, so fire() publishes the M
-   jobs itself) with ``WebhookManager().fire_sync``, outside any transaction, consumed
-   by a real worker (``python -m celery -A webhooks:celery_app worker --pool P -c C``,
-   without gossip, mingle and heartbeat; Celery's Django fix-up installed, as a project's
-   celery.py gets it from DJANGO_SETTINGS_MODULE: database connections are closed
-   around every task). Time from just before the first fire() to the moment the receiver
-   got the last of the N x M POSTs: deliveries/s, with the delivery log on (default) and
-   off (``DELIVERY_LOG`` False). Each round of the ``--pool`` worker with the log on also
-   runs the floor, back to back: the ratio celery/floor is the median of the per-round
-   ratios. With the same pool the script also measures, to see where the time goes:
-   a no-op task (Celery's own per-task cost), a task that runs only the library's HTTP
-   attempt (``deliver_once``), and the log on with database connections kept across
-   tasks. ``--other-pools`` (threads:8,prefork:2; none with --quick) adds the log on/off
-   runs of other pools. The default ``--pool``, prefork:4, was the fastest of prefork:2,
-   prefork:4, threads:4, threads:8 and solo on a 2-core machine: the threads pool runs the
-   tasks' Python under one GIL, i.e. on one core. CPU per delivery of each process (this one, which publishes;
-   the worker and its children; the receiver; redis-server) is read for every run.
-   In-process, without Celery: the floor loop, ``deliver_once``, and the job called
-   directly (log off, log on, log on with a new connection per call), interleaved.
-3. fire() to 1,000 endpoints (``--fire-rounds`` 21; 7): the caller's wall time and its
-   queries (CaptureQueriesContext; exactly one is asserted), inside
-   ``transaction.atomic()`` (the publish waits for the commit, timed apart) and outside
-   (on_commit runs at once and publishes one FanOutWebhookJob: counted in the caller's
-   time; one message on the queue is asserted). No worker runs; the queue is purged after.
-   For comparison, publishing the 1,000 jobs one by one (what the fan-out job does in a
-   worker) is timed once.
+Set-up: ``appframework_webhooks`` in a scratch database (PostgreSQL: created next to the
+named one, dropped at the end), ``ALLOWED_NETWORKS`` 127.0.0.0/8, every endpoint with a
+secret (each delivery carries both signatures; the last one received is verified). The
+receiver is ``webhooks_receiver.py`` in a process of its own: asyncio, raw HTTP/1.1,
+keep-alive, ``200`` with an empty body, under 0.1 ms of CPU per request.
 
-Times are wall clock (several processes work together). Targets: celery/floor >= 0.5
-(the ``--pool`` worker, log on); fire() <= 50 ms and 1 query, in and outside a
-transaction. ``--json``: see benchlib.py. To look into a stalled or odd run:
-``WEBHOOKS_BENCH_LOGLEVEL=INFO`` (the workers' log level; logging costs worker CPU) and
-``WEBHOOKS_BENCH_KEEP=1`` (keep the temporary directory: workers' logs, SQLite file).
+Contenders, each round in a rotating order, per scenario (``EVENTSxENDPOINTS``:
+2,000 events to 1 endpoint, 20 events to 100 endpoints; 400x1 and 4x100 with --quick):
+
+* floor - one ``requests.Session`` keep-alive loop POSTing the body, signed per request;
+* no-op task (1-endpoint scenario) - a task that only counts in Redis, with the
+  delivery job's reliability options, on the suite's "defaults" worker: Celery's own
+  per-task cost, the ceiling of any one-task-per-delivery design;
+* suite (defaults) - ``WebhookManager().fire_sync`` per event, outside a transaction,
+  consumed by ``celery worker --pool prefork -c4`` with Celery's Django fix-up installed
+  and nothing else set (it closes the database connection around every task; the jobs
+  keep their own), delivery log on;
+* suite (tuned) - the same on a worker with ``CELERY_DB_REUSE_MAX=100`` and prefetch 1,
+  the settings the peers' "tuned" runs use;
+* peers - each in its own virtualenv, database and Redis database, driven by
+  ``webhooks_peers/peer_driver.py`` (its docstring says how each fires and delivers),
+  with Celery's defaults and with the tuned settings, posting to the same receiver.
+
+Time runs from just before the first event to the receiver's last POST. Ratios are the
+median of per-round ratios. Targets: suite (defaults) / no-op task >= 0.55 and suite
+(tuned) / django-webhook (tuned) >= 1.5 with 1 endpoint per event; suite (defaults) /
+floor >= 1.0 with 100 endpoints per event; ``fire()`` to 1,000 endpoints <= 50 ms and 1
+query, inside and outside ``transaction.atomic()`` (``--fire-rounds`` calls per mode; no
+worker runs then, the queue is purged after). ``--json``: see benchlib.py. To look into a
+stalled or odd run: ``WEBHOOKS_BENCH_LOGLEVEL=INFO`` and ``WEBHOOKS_BENCH_KEEP=1`` (keep
+the temporary directory: workers' logs).
 """
 
 from __future__ import annotations
@@ -67,7 +60,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -77,14 +70,28 @@ import benchlib
 
 HERE = Path(__file__).resolve().parent
 BROKER_URL = "redis://127.0.0.1:6379/12"
-QUEUE = "celery"  # Celery's default queue: the Redis list of that name
+QUEUE = "celery"  # Celery's default queue: the Redis list of that name (fire() to 1k)
+QUEUE_DEFAULTS = "bench-defaults"  # the suite's worker with Celery's defaults
+QUEUE_TUNED = "bench-tuned"  # ... with CELERY_DB_REUSE_MAX=100 and prefetch 1
+EVENT_ONE, EVENT_MANY = "bench.one", "bench.many"
+MANY = 100  # endpoints of EVENT_MANY
+PEERS = ("django-webhook", "django-webhook-subscriber")
+PEER_ENV = HERE.parent / ".venvs" / "bench-webhook-peers"
+PEER_BROKERS = {  # Redis databases of the peers' brokers (this benchmark's is 12)
+    ("django-webhook", "defaults"): 11,
+    ("django-webhook", "tuned"): 10,
+    ("django-webhook-subscriber", "defaults"): 9,
+    ("django-webhook-subscriber", "tuned"): 8,
+}
 WORKER_CONFIG = "WEBHOOKS_BENCH_WORKER"  # environment variable: the worker's settings, JSON
 EVENT = "bench.delivered"
 FANOUT_EVENT = "bench.fanout"
 FANOUT_ENDPOINTS = 1000
 SECRET = "benchmark-webhook-secret"
 NOOP_COUNT, NOOP_LAST = "webhooks-bench:noop", "webhooks-bench:noop-last"
-TARGET_RATIO = 0.5
+TARGET_NOOP = 0.55  # 1 endpoint/event: suite / no-op Celery task, same worker
+TARGET_PEER = 1.5  # 1 endpoint/event: suite / django-webhook, same settings
+TARGET_FLOOR = 1.0  # 100 endpoints/event: suite / keep-alive floor
 TARGET_FIRE_MS = 50.0
 TARGET_QUERIES = 1
 
@@ -135,9 +142,11 @@ def _redis() -> Any:
     return redis.Redis.from_url(BROKER_URL)
 
 
-def make_app(*, django_fixup: bool = False, keep_connections: bool = False) -> Any:
+def make_app(*, django_fixup: bool = False, tuned: bool = False, queue: str = QUEUE) -> Any:
     """The Celery app, on Django settings already configured; the bench-only probe tasks
-    registered. ``django_fixup``: what DJANGO_SETTINGS_MODULE gives a project's worker."""
+    registered. ``django_fixup``: what DJANGO_SETTINGS_MODULE gives a project's worker;
+    ``tuned``: CELERY_DB_REUSE_MAX=100 and prefetch 1, the settings the published
+    measurements of the peers used."""
     from celery import Celery
 
     app = Celery("webhooks_bench", set_as_current=True)
@@ -145,16 +154,16 @@ def make_app(*, django_fixup: bool = False, keep_connections: bool = False) -> A
         broker_url=BROKER_URL,
         broker_connection_retry_on_startup=True,
         task_ignore_result=True,
-        task_default_queue=QUEUE,
+        task_default_queue=queue,
         worker_hijack_root_logger=True,
     )
+    if tuned:
+        app.conf.worker_prefetch_multiplier = 1
+        app.conf.CELERY_DB_REUSE_MAX = 100  # what the fix-up reads, as from settings
     if django_fixup:
         from celery.fixups.django import DjangoFixup
 
-        fixup = DjangoFixup(app).install()
-        if keep_connections:
-            # CELERY_DB_REUSE_MAX: the fix-up then keeps each connection across tasks.
-            fixup.worker_fixup.db_reuse_max = 10**9
+        DjangoFixup(app).install()
     register_probes(app)
     app.set_default()
     return app
@@ -188,7 +197,7 @@ def register_probes(app: Any) -> dict[str, Any]:
 def _worker_app() -> Any:
     config = json.loads(os.environ[WORKER_CONFIG])
     configure(config["database"], config["delivery_log"])
-    return make_app(django_fixup=True, keep_connections=config["keep_connections"])
+    return make_app(django_fixup=True, tuned=config["tuned"], queue=config["queue"])
 
 
 def __getattr__(name: str) -> Any:
@@ -240,6 +249,24 @@ def session_cpu(sid: int) -> float:
             continue
         if int(fields[3]) == sid:  # state ppid pgrp session ...
             total += int(fields[11]) + int(fields[12])  # utime stime
+    return total / _TICK
+
+
+def postgres_cpu() -> float:
+    """CPU seconds (user + system) of the live PostgreSQL server processes (0 when the
+    server runs as another user whose /proc entries cannot be read, or not here)."""
+    total = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as f:
+                text = f.read()
+        except OSError:
+            continue
+        if "(postgres)" in text[:64]:
+            fields = text.rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
     return total / _TICK
 
 
@@ -312,7 +339,8 @@ class Worker:
     pool: str
     concurrency: int
     delivery_log: bool
-    keep_connections: bool = False
+    queue: str
+    tuned: bool = False
     proc: subprocess.Popen[Any] | None = None
     log_path: Path | None = None
 
@@ -324,7 +352,8 @@ class Worker:
         config = {
             "database": database,
             "delivery_log": self.delivery_log,
-            "keep_connections": self.keep_connections,
+            "queue": self.queue,
+            "tuned": self.tuned,
         }
         env = {**os.environ, WORKER_CONFIG: json.dumps(config)}
         env.pop("DJANGO_SETTINGS_MODULE", None)
@@ -401,19 +430,20 @@ class Bench:
         self.tmpdir = tmpdir
         self.redis = _redis()
         self.body = ""
-        self.endpoint_id = 0
 
     # ---- set-up
     def create_endpoints(self) -> None:
         from appframework_webhooks.manager import serialize
         from appframework_webhooks.models import WebhookEndpoint
 
-        endpoints = WebhookEndpoint.objects.bulk_create(
-            WebhookEndpoint(url=f"{self.receiver.url}/{i}", event=EVENT, secret=SECRET)
-            for i in range(self.args.endpoints)
+        WebhookEndpoint.objects.create(
+            url=f"{self.receiver.url}/one", event=EVENT_ONE, secret=SECRET
         )
-        self.endpoint_id = endpoints[0].pk or WebhookEndpoint.objects.filter(event=EVENT)[0].pk
-        self.body = serialize(EVENT, {"n": 0, "note": "benchmark"})
+        WebhookEndpoint.objects.bulk_create(
+            WebhookEndpoint(url=f"{self.receiver.url}/many/{i}", event=EVENT_MANY, secret=SECRET)
+            for i in range(MANY)
+        )
+        self.body = serialize(EVENT_ONE, {"n": 0, "note": "benchmark"})
 
     # ---- waiting for arrivals
     def wait_receiver(self, target: int, worker: Worker | None, timeout: float) -> float:
@@ -459,27 +489,23 @@ class Bench:
         return 60.0 + count / 10.0
 
     # ---- what is timed
-    def publish_fires(self, count: int) -> None:
+    def publish_fires(self, count: int, endpoints: int, queue: str) -> None:
+        from django.test import override_settings
+
         from appframework_webhooks.manager import WebhookManager
 
         manager = WebhookManager()
-        events = count // self.args.endpoints
-        for i in range(events):
-            ids = manager.fire_sync(EVENT, {"n": i, "note": "benchmark"})
-            if len(ids) != self.args.endpoints:
-                raise RuntimeError(
-                    f"fire() queued {len(ids)} deliveries, not {self.args.endpoints}"
-                )
+        event = EVENT_ONE if endpoints == 1 else EVENT_MANY
+        webhooks = {"ALLOWED_NETWORKS": ["127.0.0.0/8"], "QUEUE": queue}
+        with override_settings(APPFRAMEWORK={"WEBHOOKS": webhooks}):
+            for i in range(count // endpoints):
+                ids = manager.fire_sync(event, {"n": i, "note": "benchmark"})
+                if len(ids) != endpoints:
+                    raise RuntimeError(f"fire() queued {len(ids)} deliveries, not {endpoints}")
 
-    def publish_http_only(self, count: int, probes: dict[str, Any]) -> None:
-        for i in range(count):
-            probes["http_only"].apply_async(
-                args=(f"{self.receiver.url}/{i % self.args.endpoints}", EVENT, self.body, f"h{i}")
-            )
-
-    def publish_noop(self, count: int, probes: dict[str, Any]) -> None:
+    def publish_noop(self, count: int, probes: dict[str, Any], queue: str) -> None:
         for _ in range(count):
-            probes["noop"].apply_async()
+            probes["noop"].apply_async(queue=queue)
 
     def timed(
         self, name: str, count: int, worker: Worker, publish: Callable[[int], None], noop: bool
@@ -507,6 +533,7 @@ class Bench:
             "worker": worker.cpu() if worker is not None else 0.0,
             "receiver": self.receiver.stats()[3],
             "redis": float(info["used_cpu_user"]) + float(info["used_cpu_sys"]),
+            "postgres": postgres_cpu(),
         }
 
     def floor(self, count: int) -> Run:
@@ -538,28 +565,16 @@ class Bench:
         return Run("floor", count, seconds, seconds, cpu)
 
     # ---- workers
-    @contextlib.contextmanager
-    def worker(self, pool: str, concurrency: int, **options: Any) -> Iterator[Worker]:
-        self.redis.flushdb()
-        worker = Worker(pool, concurrency, **options)
+    def start_worker(self, queue: str, tuned: bool) -> Worker:
+        pool, concurrency = parse_pool(self.args.pool)
+        worker = Worker(pool, concurrency, delivery_log=True, queue=queue, tuned=tuned)
         worker.start(self.database, self.tmpdir)
-        try:
-            # Warm-up: the worker is up, its pool started, its connections open.
-            self.receiver.reset()
-            warm = 2 * self.args.endpoints
-            self.publish_fires(warm)
-            self.wait_receiver(warm, worker, 90)
-            yield worker
-        finally:
-            worker.stop()
-            self.redis.flushdb()
-
-
-def delivery_rows() -> tuple[int, int]:
-    """(rows, successful rows) of the delivery log."""
-    from appframework_webhooks.models import WebhookDelivery
-
-    return WebhookDelivery.objects.count(), WebhookDelivery.objects.filter(success=True).count()
+        # Warm-up: the worker is up, its pool started, its connections open.
+        self.receiver.reset()
+        self.publish_fires(2 * MANY, MANY, queue)
+        self.publish_fires(8, 1, queue)
+        self.wait_receiver(2 * MANY + 8, worker, 90)
+        return worker
 
 
 def parse_pool(text: str) -> tuple[str, int]:
@@ -571,93 +586,91 @@ def parse_pool(text: str) -> tuple[str, int]:
     return pool, int(concurrency or 1)
 
 
-# -- part 2: end to end --------------------------------------------------------------------
-def end_to_end(bench: Bench) -> dict[str, Any]:
-    args = bench.args
-    count = args.deliveries - args.deliveries % args.endpoints
-    pool, concurrency = parse_pool(args.pool)
-    results: dict[str, Any] = {"floor": [], "pairs": [], "runs": {}}
-    app = _main_app()
-    probes = {name: app.tasks[f"webhooks_bench.{name}"] for name in ("noop", "http_only")}
+def delivery_rows() -> tuple[int, int]:
+    """(rows, successful rows) of the delivery log."""
+    from appframework_webhooks.models import WebhookDelivery
 
-    def record(key: str, run: Run) -> None:
-        results["runs"].setdefault(key, []).append(run)
-        print(
-            f"  {key:<40} {run.rate:8.1f} deliveries/s  ({run.count} in {run.seconds:.2f} s; "
-            f"published in {run.publish_seconds:.2f} s)",
-            flush=True,
+    return WebhookDelivery.objects.count(), WebhookDelivery.objects.filter(success=True).count()
+
+
+class Peer:
+    """A published webhook library in its own virtualenv, driven by
+    ``webhooks_peers/peer_driver.py`` (its worker, its scratch database, its broker),
+    posting to the same receiver."""
+
+    def __init__(self, name: str, settings: str, database_url: str, bench: Bench) -> None:
+        self.label = f"{name} ({settings})"
+        broker = f"redis://127.0.0.1:6379/{PEER_BROKERS[(name, settings)]}"
+        self.proc = subprocess.Popen(
+            [
+                str(PEER_ENV / "bin" / "python"),
+                str(HERE / "webhooks_peers" / "peer_driver.py"),
+                "--peer",
+                name,
+                "--database-url",
+                database_url,
+                "--broker",
+                broker,
+                "--receiver",
+                bench.receiver.base,
+                "--settings",
+                settings,
+                "--concurrency",
+                str(parse_pool(bench.args.pool)[1]),
+                "--tmpdir",
+                str(bench.tmpdir),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
+        self.endpoints = 0
+
+    def ask(self, **command: Any) -> dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps(command) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"{self.label}: the driver exited ({self.proc.wait()})")
+        answer: dict[str, Any] = json.loads(line)
+        if not answer.get("ok"):
+            raise RuntimeError(f"{self.label}: {answer}")
+        return answer
+
+    def run(self, events: int, endpoints: int, timeout: float) -> Run:
+        if endpoints != self.endpoints:
+            self.ask(cmd="setup", endpoints=endpoints)
+            self.endpoints = endpoints
+        answer = self.ask(cmd="run", events=events, endpoints=endpoints, timeout=timeout)
+        cpu = {k: float(v) / answer["deliveries"] for k, v in (answer.get("cpu") or {}).items()}
+        return Run(
+            self.label,
+            int(answer["deliveries"]),
+            float(answer["seconds"]),
+            float(answer.get("fire_seconds", 0.0)),
+            cpu,
         )
 
-    label = f"{pool} -c{concurrency}"
-    print(f"\n== end to end: {count} deliveries per round, {args.rounds} round(s), {label}")
-    rows0 = delivery_rows()
-    # One row per attempt, all successful: the warm-up's and the rounds'.
-    expected = 2 * args.endpoints + args.rounds * count
-    with bench.worker(pool, concurrency, delivery_log=True) as worker:
-        for r in range(args.rounds):
-            order = ["floor", "celery"] if r % 2 == 0 else ["celery", "floor"]
-            pair: dict[str, Run] = {}
-            for what in order:
-                if what == "floor":
-                    pair["floor"] = bench.floor(count)
-                    record("floor (Session keep-alive)", pair["floor"])
-                else:
-                    pair["celery"] = bench.timed(
-                        "log on", count, worker, bench.publish_fires, noop=False
-                    )
-                    record(f"celery {label}, log on", pair["celery"])
-            results["pairs"].append(pair["celery"].rate / pair["floor"].rate)
-            results["floor"].append(pair["floor"])
-        # A row is written just after its POST: give the last ones a moment.
-        deadline = time.monotonic() + 10
-        while delivery_rows()[0] - rows0[0] < expected and time.monotonic() < deadline:
-            time.sleep(0.05)
-    rows1 = delivery_rows()
-    results["log_rows"] = (rows1[0] - rows0[0], rows1[1] - rows0[1], expected)
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.ask(cmd="quit")
+        with contextlib.suppress(Exception):
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()
+        stop_group(self.proc, grace=30)
 
-    with bench.worker(pool, concurrency, delivery_log=False) as worker:
-        for _ in range(args.rounds):
-            record(
-                f"celery {label}, log off",
-                bench.timed("log off", count, worker, bench.publish_fires, noop=False),
-            )
-        # Where the time goes: Celery alone, then the HTTP attempt alone.
-        bench.timed("warm", 50, worker, partial(bench.publish_noop, probes=probes), noop=True)
-        for _ in range(args.rounds):
-            record(
-                f"celery {label}, no-op task",
-                bench.timed(
-                    "noop", count, worker, partial(bench.publish_noop, probes=probes), noop=True
-                ),
-            )
-        for _ in range(args.rounds):
-            record(
-                f"celery {label}, deliver_once only",
-                bench.timed(
-                    "http", count, worker, partial(bench.publish_http_only, probes=probes), False
-                ),
-            )
-    rows2 = delivery_rows()
-    results["log_off_rows"] = rows2[0] - rows1[0]
 
-    with bench.worker(pool, concurrency, delivery_log=True, keep_connections=True) as worker:
-        for _ in range(args.rounds):
-            record(
-                f"celery {label}, log on, kept conn.",
-                bench.timed("log on kept", count, worker, bench.publish_fires, noop=False),
-            )
-
-    for other in [p for p in args.other_pools.split(",") if p.strip() not in ("", "none")]:
-        opool, oconc = parse_pool(other)
-        olabel = f"{opool} -c{oconc}"
-        for log in (True, False):
-            with bench.worker(opool, oconc, delivery_log=log) as worker:
-                for _ in range(args.rounds):
-                    record(
-                        f"celery {olabel}, log {'on' if log else 'off'}",
-                        bench.timed("other", count, worker, bench.publish_fires, noop=False),
-                    )
-    return results
+def parse_scenarios(text: str) -> list[tuple[int, int]]:
+    scenarios = []
+    for part in text.split(","):
+        events, _, endpoints = part.strip().partition("x")
+        if not (events.isdigit() and endpoints in ("1", str(MANY))):
+            raise SystemExit(f"--scenarios: EVENTSx1 or EVENTSx{MANY}, got {part!r}")
+        scenarios.append((int(events), int(endpoints)))
+    return scenarios
 
 
 _APP: list[Any] = []
@@ -669,67 +682,103 @@ def _main_app() -> Any:
     return _APP[0]
 
 
-# -- in-process profile ---------------------------------------------------------------------
-def in_process(bench: Bench) -> dict[str, list[float]]:
-    """Seconds per delivery without Celery: the floor loop, deliver_once, the job called
-    directly with the log off, on, and on with a new database connection per call."""
-    import requests
-    from django.db import connections
-    from django.test import override_settings
-
-    from appframework_webhooks.delivery import deliver_once
-    from appframework_webhooks.signing import sign
-    from appframework_webhooks.tasks import DeliverWebhookJob
-
-    n = bench.args.profile_batch
-    body = bench.body.encode()
-    url = f"{bench.receiver.url}/0"
-    session = requests.Session()
-    session.trust_env = False
-
-    def floor() -> float:
-        t0 = time.perf_counter()
-        for _ in range(n):
-            headers = {
-                "Content-Type": "application/json",
-                "X-Webhook-Event": EVENT,
-                "X-Webhook-Signature": sign(SECRET, body),
-            }
-            session.post(url, data=body, headers=headers, timeout=10)
-        return (time.perf_counter() - t0) / n
-
-    def library_http() -> float:
-        t0 = time.perf_counter()
-        for i in range(n):
-            outcome = deliver_once(url, EVENT, body, SECRET, f"p{i}")
-            assert outcome.success, outcome
-        return (time.perf_counter() - t0) / n
-
-    def job(log: bool, reconnect: bool = False) -> float:
-        webhooks = {"ALLOWED_NETWORKS": ["127.0.0.0/8"], "DELIVERY_LOG": log}
-        with override_settings(APPFRAMEWORK={"WEBHOOKS": webhooks}):
-            t0 = time.perf_counter()
-            for i in range(n):
-                if reconnect:
-                    connections.close_all()
-                outcome = DeliverWebhookJob(bench.endpoint_id, EVENT, bench.body, f"j{i}")
-                assert outcome == "delivered", outcome
-                if reconnect:
-                    connections.close_all()
-            return (time.perf_counter() - t0) / n
-
-    batches = {
-        "floor: Session loop": floor,
-        "deliver_once (library HTTP)": library_http,
-        "job, log off": partial(job, False),
-        "job, log on": partial(job, True),
-        "job, log on, new connection": partial(job, True, True),
+# -- part 2: the contest ------------------------------------------------------------------------
+def contest(bench: Bench, peers: list[Peer]) -> dict[str, Any]:
+    """Per scenario, ``--rounds`` rounds; each round runs every contender once, in an
+    order that rotates from round to round: the floor, the no-op task and the suite on
+    the same worker (Celery's defaults), the suite on a worker with the peers' published
+    settings, and each peer."""
+    args = bench.args
+    app = _main_app()
+    noop_task = app.tasks["webhooks_bench.noop"]
+    results: dict[str, Any] = {}
+    workers = {
+        "defaults": bench.start_worker(QUEUE_DEFAULTS, tuned=False),
+        "tuned": bench.start_worker(QUEUE_TUNED, tuned=True),
     }
-    for batch in batches.values():  # warm-up
-        batch()
-    samples = benchlib.interleave(batches, bench.args.profile_rounds)
-    session.close()
-    return samples
+    rows0 = delivery_rows()
+    expected = 0
+    try:
+        for events, endpoints in parse_scenarios(args.scenarios):
+            count = events * endpoints
+            key = f"{events}x{endpoints}"
+            runs: dict[str, list[Run]] = {}
+            pairs: dict[str, list[float]] = {}
+            print(
+                f"\n== {events} events x {endpoints} endpoint(s) = {count} deliveries, "
+                f"{args.rounds} round(s), {args.pool}"
+            )
+
+            def suite(kind: str, count: int = count, endpoints: int = endpoints) -> Run:
+                worker = workers[kind]
+                return bench.timed(
+                    f"suite ({kind})",
+                    count,
+                    worker,
+                    partial(
+                        bench.publish_fires,
+                        endpoints=endpoints,
+                        queue=QUEUE_TUNED if kind == "tuned" else QUEUE_DEFAULTS,
+                    ),
+                    noop=False,
+                )
+
+            contenders: dict[str, Callable[[], Run]] = {
+                "floor": partial(bench.floor, count),
+                "suite (defaults)": partial(suite, "defaults"),
+                "suite (tuned)": partial(suite, "tuned"),
+            }
+            if endpoints == 1:
+                contenders["no-op task"] = lambda count=count: bench.timed(
+                    "noop",
+                    count,
+                    workers["defaults"],
+                    partial(bench.publish_noop, probes={"noop": noop_task}, queue=QUEUE_DEFAULTS),
+                    noop=True,
+                )
+            for peer in peers:
+                contenders[peer.label] = partial(peer.run, events, endpoints, bench.timeout(count))
+            names = list(contenders)
+            for r in range(args.rounds):
+                order = names[r % len(names) :] + names[: r % len(names)]
+                got: dict[str, Run] = {}
+                for name in order:
+                    got[name] = contenders[name]()
+                    runs.setdefault(name, []).append(got[name])
+                    print(
+                        f"  {name:<38} {got[name].rate:8.1f} deliveries/s "
+                        f"({got[name].count} in {got[name].seconds:.2f} s)",
+                        flush=True,
+                    )
+                for a, b in (
+                    ("suite (defaults)", "no-op task"),
+                    ("suite (defaults)", "floor"),
+                    ("suite (tuned)", "django-webhook (tuned)"),
+                    ("suite (defaults)", "django-webhook (defaults)"),
+                ):
+                    if a in got and b in got:
+                        pairs.setdefault(f"{a} / {b}", []).append(got[a].rate / got[b].rate)
+            expected += count * args.rounds * 2  # both suite workers, log on
+            results[key] = {"runs": runs, "pairs": pairs, "endpoints": endpoints}
+        # The last request the receiver keeps (its signatures are checked) is the suite's.
+        bench.timed(
+            "check",
+            1,
+            workers["defaults"],
+            partial(bench.publish_fires, endpoints=1, queue=QUEUE_DEFAULTS),
+            noop=False,
+        )
+        expected += 1
+        # A row is written just after its POST: give the last ones a moment.
+        deadline = time.monotonic() + 10
+        while delivery_rows()[0] - rows0[0] < expected and time.monotonic() < deadline:
+            time.sleep(0.05)
+        rows1 = delivery_rows()
+        results["log_rows"] = (rows1[0] - rows0[0], rows1[1] - rows0[1], expected)
+    finally:
+        for worker in workers.values():
+            worker.stop()
+    return results
 
 
 # -- part 3: fire() to 1,000 endpoints -------------------------------------------------------
@@ -737,7 +786,8 @@ def fan_out(bench: Bench) -> dict[str, Any]:
     from django.db import connection, transaction
     from django.test.utils import CaptureQueriesContext
 
-    from appframework_webhooks.manager import WebhookManager, publish_jobs, serialize
+    from appframework.conf import app_settings
+    from appframework_webhooks.manager import WebhookManager
     from appframework_webhooks.models import WebhookEndpoint
 
     _main_app()
@@ -753,6 +803,8 @@ def fan_out(bench: Bench) -> dict[str, Any]:
         manager.fire_sync(FANOUT_EVENT, data)
     redis.flushdb()
 
+    # Batches of BATCH_SIZE, published by the caller (up to FAN_OUT_THRESHOLD of them).
+    messages = -(-FANOUT_ENDPOINTS // int(app_settings.WEBHOOKS.BATCH_SIZE))
     times: dict[str, list[float]] = {"inside": [], "commit": [], "outside": []}
     queries: dict[str, set[int]] = {"inside": set(), "outside": set()}
     sql: list[str] = []
@@ -778,25 +830,16 @@ def fan_out(bench: Bench) -> dict[str, Any]:
             sql = [q["sql"] for q in ctx.captured_queries]
             published = redis.llen(QUEUE) - before
             assert len(ids) == FANOUT_ENDPOINTS, len(ids)
-            assert published == 1, f"{mode}: {published} messages published, expected 1"
+            assert published == messages, f"{mode}: {published} messages, expected {messages}"
     for mode, counts in queries.items():
         assert counts == {TARGET_QUERIES}, f"fire() {mode} a transaction ran {counts} queries"
     redis.flushdb()
-
-    # What the fan-out spares the caller: the 1,000 publishes one by one.
-    body = serialize(FANOUT_EVENT, data)
-    jobs = [(i + 1, f"direct{i}") for i in range(FANOUT_ENDPOINTS)]
-    t0 = time.perf_counter()
-    queued = publish_jobs(FANOUT_EVENT, body, jobs)
-    direct = time.perf_counter() - t0
-    assert queued == FANOUT_ENDPOINTS and redis.llen(QUEUE) == FANOUT_ENDPOINTS
-    redis.flushdb()
-    return {"times": times, "queries": queries, "sql": sql, "direct": direct}
+    return {"times": times, "queries": queries, "sql": sql, "messages": messages}
 
 
 # -- reporting -------------------------------------------------------------------------------
 def cpu_line(runs: list[Run]) -> str:
-    keys = ["publisher", "worker", "receiver", "redis"]
+    keys = ["publisher", "worker", "caller", "receiver", "redis", "postgres"]
     parts = []
     total = 0.0
     for key in keys:
@@ -804,29 +847,33 @@ def cpu_line(runs: list[Run]) -> str:
         if values:
             total += statistics.median(values)
             parts.append(f"{key} {statistics.median(values) * 1000:.2f}")
-    # With every CPU busy all the time, this machine could do no more than cpus/total.
-    cpus = os.cpu_count() or 1
-    return ", ".join(parts) + f"; total {total * 1000:.2f} (CPU-bound at {cpus / total:.0f}/s)"
+    return ", ".join(parts) + (f"; total {total * 1000:.2f}" if total else "")
 
 
 def main() -> int:
     parser = benchlib.Parser(__doc__)
-    parser.add_scaled("--deliveries", int, 1000, 300, "deliveries per timed round")
-    parser.add_argument("--endpoints", type=int, default=10, help="M endpoints (default 10)")
-    parser.add_scaled("--rounds", int, 3, 1, "rounds per worker configuration")
-    parser.add_argument(
-        "--pool", default="prefork:4", help="the worker pool measured in full (default prefork:4)"
-    )
     parser.add_scaled(
-        "--other-pools", str, "threads:8,prefork:2", "none", "more pools, log on and off"
+        "--scenarios",
+        str,
+        "2000x1,20x100",
+        "400x1,4x100",
+        "EVENTSxENDPOINTS, comma-separated (endpoints: 1 or 100)",
+    )
+    parser.add_scaled("--rounds", int, 5, 2, "interleaved rounds per scenario")
+    parser.add_argument("--pool", default="prefork:4", help="the workers' pool (default prefork:4)")
+    parser.add_argument(
+        "--peers",
+        default="auto",
+        help="auto (when .venvs/bench-webhook-peers exists and the database is PostgreSQL), "
+        "on, or off",
+    )
+    parser.add_argument(
+        "--peer-settings",
+        default="defaults,tuned",
+        help="the peers' settings measured: defaults, tuned or both (default both)",
     )
     parser.add_scaled("--fire-rounds", int, 21, 7, "fire() calls per mode")
-    parser.add_scaled("--profile-rounds", int, 5, 3, "rounds of the in-process profile")
-    parser.add_scaled("--profile-batch", int, 200, 100, "deliveries per in-process batch")
     args = parser.parse_args()
-    if args.endpoints > 20:
-        parser.error("--endpoints: at most 20 (above, fire() hands the publishing to a worker)")
-    args.deliveries = max(args.deliveries, args.endpoints)
 
     def terminate(signum: int, frame: Any) -> None:
         raise SystemExit(128 + signum)  # run the finally blocks: no stray processes
@@ -838,6 +885,7 @@ def main() -> int:
     database = database_from_env(tmpdir)
     created_test_db: str | None = None
     redis = _redis()
+    peers: list[Peer] = []
     try:
         try:
             redis.ping()
@@ -848,7 +896,8 @@ def main() -> int:
         from django.core.management import call_command
         from django.db import connection
 
-        if database["ENGINE"].endswith("postgresql"):
+        postgres = database["ENGINE"].endswith("postgresql")
+        if postgres:
             created_test_db = connection.settings_dict["NAME"]
             connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
             database = {k: v for k, v in connection.settings_dict.items() if k != "TEST"}
@@ -863,20 +912,31 @@ def main() -> int:
         bench = Bench(args, receiver, database, tmpdir)
         bench.create_endpoints()
         _main_app()
-        engine = "PostgreSQL" if "postgresql" in database["ENGINE"] else "SQLite file (WAL)"
+        engine = "PostgreSQL" if postgres else "SQLite file (WAL)"
         print(
             f"{benchlib.platform()}, Celery {_celery_version()}, {os.cpu_count()} CPUs, "
             f"load {os.getloadavg()[0]:.2f}; {engine}; broker {BROKER_URL}"
         )
+        want_peers = args.peers == "on" or (
+            args.peers == "auto" and postgres and (PEER_ENV / "bin" / "python").exists()
+        )
+        if want_peers:
+            if not postgres:
+                raise SystemExit("--peers on: the peers run on PostgreSQL (DATABASE_URL)")
+            for name in PEERS:
+                for kind in args.peer_settings.split(","):
+                    peers.append(Peer(name, kind.strip(), os.environ["DATABASE_URL"], bench))
+        else:
+            print("peers: not measured (--peers, or no PostgreSQL / peers' virtualenv)")
 
         # 3. fire() to 1,000 endpoints (no worker yet: the queue only fills, then is purged)
         fan = fan_out(bench)
-        # In-process profile (no worker either)
-        profile = in_process(bench)
-        # 1 + 2. floor and end to end
-        e2e = end_to_end(bench)
+        # 1 + 2. the floor, the no-op task, the suite and the peers, interleaved
+        results = contest(bench, peers)
         check = receiver.last_request()
     finally:
+        for peer in peers:
+            peer.close()
         if receiver is not None:
             receiver.close()
         with contextlib.suppress(Exception):
@@ -890,7 +950,7 @@ def main() -> int:
         if not os.environ.get("WEBHOOKS_BENCH_KEEP"):
             shutil.rmtree(tmpdir, ignore_errors=True)
 
-    return report(args, fan, profile, e2e, check)
+    return report(args, fan, results, check)
 
 
 def _celery_version() -> str:
@@ -899,13 +959,7 @@ def _celery_version() -> str:
     return str(celery.__version__)
 
 
-def report(
-    args: Any,
-    fan: dict[str, Any],
-    profile: dict[str, list[float]],
-    e2e: dict[str, Any],
-    check: dict[str, Any],
-) -> int:
+def report(args: Any, fan: dict[str, Any], results: dict[str, Any], check: dict[str, Any]) -> int:
     from appframework_webhooks.signing import verify_signature, verify_webhook
 
     info: dict[str, float] = {}
@@ -918,54 +972,30 @@ def report(
     )
     assert v1 and v2, headers
 
-    print(f"\n== in process, no Celery ({args.profile_rounds} rounds x {args.profile_batch})")
-    med = {name: statistics.median(s) * 1000 for name, s in profile.items()}
-    previous = None
-    for name, ms in med.items():
-        delta = f"  (+{ms - previous:.3f} ms)" if previous is not None else ""
-        print(f"  {name:<32} {ms:7.3f} ms/delivery  {1000 / ms:7.1f}/s{delta}")
-        previous = ms
-        info[f"in-process {name} ms"] = ms
-
-    runs: dict[str, list[Run]] = e2e["runs"]
-    rates = {key: statistics.median(r.rate for r in rs) for key, rs in runs.items()}
-    print("\n== deliveries/s (median of rounds) and CPU ms per delivery by process")
-    for key, rs in runs.items():
-        print(f"  {key:<40} {rates[key]:8.1f}/s   cpu ms: {cpu_line(rs)}")
-        info[f"{key} /s"] = rates[key]
-    rows, ok_rows, expected = e2e["log_rows"]
-    print(
-        f"  delivery log: {rows} rows written ({ok_rows} successful, {expected} expected) "
-        f"with the log on; {e2e['log_off_rows']} with it off"
-    )
-    assert rows == ok_rows == expected and e2e["log_off_rows"] == 0
-
-    floor = statistics.median(r.rate for r in e2e["floor"])
-    ratio = statistics.median(e2e["pairs"])
-    label = f"{parse_pool(args.pool)[0]} -c{parse_pool(args.pool)[1]}"
-    log_off = rates[f"celery {label}, log off"]
-    info["floor /s"] = floor
-    info["celery/floor log off"] = log_off / floor
-    print(
-        f"\n  celery/floor, {label}: log on {ratio:.3f} (median of per-round ratios), "
-        f"log off {log_off / floor:.3f}"
-    )
-    per = {key: 1000 / rate for key, rate in rates.items()}
-    noop = per[f"celery {label}, no-op task"]
-    http = per[f"celery {label}, deliver_once only"]
-    off = per[f"celery {label}, log off"]
-    on = per[f"celery {label}, log on"]
-    kept = per[f"celery {label}, log on, kept conn."]
-    print(f"  where a delivery's {on:.2f} ms (wall, {label}, throughput) go:")
-    for text, ms in (
-        ("Celery's own per-task cost (no-op task)", f"{noop:6.2f}"),
-        ("+ the HTTP attempt (deliver_once)", f"{http - noop:+6.2f}"),
-        ("+ endpoint re-fetch, on a new connection per task", f"{off - http:+6.2f}"),
-        ("+ log insert, then closing a connection that wrote", f"{on - off:+6.2f}"),
-        ("log on, connections kept across tasks (instead)", f"{kept:6.2f}"),
-        ("floor (Session loop)", f"{1000 / floor:6.2f}"),
-    ):
-        print(f"    {text:<52}{ms} ms")
+    ratios: list[benchlib.Ratio] = []
+    for key, result in results.items():
+        if key == "log_rows":
+            continue
+        print(f"\n== {key}: deliveries/s (median of rounds), CPU ms per delivery by process")
+        for name, runs in result["runs"].items():
+            rate = statistics.median(r.rate for r in runs)
+            info[f"{key} {name} /s"] = rate
+            print(f"  {name:<38} {rate:8.1f}/s   cpu ms: {cpu_line(runs)}")
+        for name, values in result["pairs"].items():
+            ratio = statistics.median(values)
+            print(f"  {name:<52} {ratio:6.3f} (median of per-round ratios)")
+            label = f"{key} {name}"
+            if name == "suite (defaults) / no-op task":
+                ratios.append(benchlib.Ratio(label, ratio, ">=", TARGET_NOOP))
+            elif name == "suite (tuned) / django-webhook (tuned)" and result["endpoints"] == 1:
+                ratios.append(benchlib.Ratio(label, ratio, ">=", TARGET_PEER))
+            elif name == "suite (defaults) / floor" and result["endpoints"] == MANY:
+                ratios.append(benchlib.Ratio(label, ratio, ">=", TARGET_FLOOR))
+            else:
+                info[label] = ratio
+    rows, ok_rows, expected = results["log_rows"]
+    print(f"\n  delivery log: {rows} rows written ({ok_rows} successful, {expected} expected)")
+    assert rows == ok_rows == expected, results["log_rows"]
 
     times, queries = fan["times"], fan["queries"]
     fire_ms = {mode: statistics.median(ts) * 1000 for mode, ts in times.items()}
@@ -983,13 +1013,9 @@ def report(
             f"max {max(ts):.2f}){q}"
         )
         info[f"fire() {mode} ms"] = fire_ms[mode]
-    print(
-        f"  for comparison, {FANOUT_ENDPOINTS} jobs published one by one: {fan['direct'] * 1000:.0f} ms"
-    )
-    info["publish 1000 jobs one by one ms"] = fan["direct"] * 1000
+    print(f"  messages published per fire(): {fan['messages']} (batches of BATCH_SIZE)")
 
-    ratios = [
-        benchlib.Ratio("celery/floor", ratio, ">=", TARGET_RATIO),
+    ratios += [
         benchlib.Ratio(
             "fire() 1k endpoints ms, in atomic", fire_ms["inside"], "<=", TARGET_FIRE_MS
         ),

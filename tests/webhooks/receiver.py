@@ -19,6 +19,8 @@ class Hit:
     body: bytes
     #: The client's "host:port": the same for requests sent on one kept-alive connection.
     peer: str = ""
+    #: time.monotonic() when the request had been read.
+    arrived: float = 0.0
 
 
 @dataclass
@@ -66,7 +68,14 @@ def start_receiver() -> Receiver:
             with receiver.lock:
                 peer = f"{self.client_address[0]}:{self.client_address[1]}"
                 receiver.hits.append(
-                    Hit(self.command, self.path, dict(self.headers.items()), body, peer)
+                    Hit(
+                        self.command,
+                        self.path,
+                        dict(self.headers.items()),
+                        body,
+                        peer,
+                        time.monotonic(),
+                    )
                 )
                 index = len(receiver.hits) - 1
             if receiver.delay:
@@ -84,7 +93,12 @@ def start_receiver() -> Receiver:
 
         do_POST = do_GET = do_PUT = _handle
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    class Server(ThreadingHTTPServer):
+        # A batch opens several connections at once, as to any production receiver
+        # (whose listen backlog is in the hundreds); Python's default of 5 drops SYNs.
+        request_queue_size = 128
+
+    server = Server(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     receiver = Receiver(server=server)
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -4,8 +4,9 @@
 One query finds the active endpoints subscribed to the exact event; the body
 ``{"event", "data"}`` is serialized once (compact JSON, DjangoJSONEncoder) and every
 endpoint receives those very bytes; the jobs are queued when the surrounding transaction
-commits (none if it rolls back); the caller gets the delivery ids back. Above 20
-endpoints a single fan-out job publishes the per-endpoint jobs. A job that cannot be
+commits (none if it rolls back); the caller gets the delivery ids back. First attempts
+to 10 endpoints or more are queued as batch jobs of up to BATCH_SIZE; above 20 messages
+a single fan-out job publishes them from a worker. A job that cannot be
 queued is logged and reported through ``webhook_queue_failed``, never raised, and the
 other endpoints still get theirs. A bad event name or data is a 422 before anything is
 queued."""
@@ -40,6 +41,7 @@ from appframework_webhooks import manager as manager_module
 from appframework_webhooks import tasks as webhook_tasks
 from appframework_webhooks.manager import FAN_OUT_THRESHOLD, WebhookManager, publish_jobs
 
+from .conftest import webhook_settings
 from .receiver import Receiver
 
 LOGGER = "appframework.webhooks"
@@ -330,31 +332,30 @@ def test_fire_webhook_in_a_request_returns_the_delivery_ids(
     assert json.loads(hit.body) == {"event": "order.paid", "data": {"id": 7}}
 
 
-# -- fan-out above 20 endpoints --------------------------------------------------------------------
+# -- batches of first attempts, and the fan-out job ----------------------------------------------
 
 
 @pytest.mark.django_db
-def test_more_than_twenty_endpoints_use_one_fan_out_job_and_all_are_delivered(
+def test_an_event_to_ten_endpoints_or_more_is_queued_as_one_batch_job_and_all_are_delivered(
     receiver: Receiver,
     loopback_allowed: None,
     monkeypatch: Any,
     deliver_spy: DeliverSpy,
     django_capture_on_commit_callbacks: Any,
 ) -> None:
-    assert FAN_OUT_THRESHOLD == 20
     endpoints = [_endpoint(receiver, f"e{i}") for i in range(25)]
-    fan_out_calls: list[dict[str, Any]] = []
-    real = webhook_tasks.FanOutWebhookJob.apply_async
+    batch_calls: list[dict[str, Any]] = []
+    real = webhook_tasks.DeliverWebhookBatchJob.apply_async
 
     def spy(*args: Any, **kwargs: Any) -> Any:
-        fan_out_calls.append(kwargs)
+        batch_calls.append(kwargs)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(webhook_tasks.FanOutWebhookJob, "apply_async", spy)
+    monkeypatch.setattr(webhook_tasks.DeliverWebhookBatchJob, "apply_async", spy)
     with django_capture_on_commit_callbacks(execute=True):
         ids = WebhookManager().fire_sync("order.paid", {"id": 1})
-    assert len(fan_out_calls) == 1
-    event, body, jobs = fan_out_calls[0]["args"]
+    assert len(batch_calls) == 1
+    event, body, jobs = batch_calls[0]["args"]
     assert event == "order.paid"
     assert sorted(delivery_id for _, delivery_id in jobs) == sorted(ids)
     assert sorted(pk for pk, _ in jobs) == sorted(e.pk for e in endpoints)
@@ -362,12 +363,95 @@ def test_more_than_twenty_endpoints_use_one_fan_out_job_and_all_are_delivered(
     assert len(hits) == 25
     assert sorted(hit.path for hit in hits) == sorted(f"/hook/e{i}" for i in range(25))
     assert {hit.body for hit in hits} == {body.encode("utf-8")}
-    assert sorted(deliver_spy.endpoint_ids) == sorted(e.pk for e in endpoints)
-    assert WebhookDelivery.objects.filter(success=True).count() == 25
+    assert deliver_spy.calls == []  # no single job: every first attempt was in the batch
+    rows = WebhookDelivery.objects.all()
+    assert sorted(row.delivery_id for row in rows) == sorted(ids)
+    assert {(row.success, row.attempt, row.final) for row in rows} == {(True, 1, False)}
 
 
 @pytest.mark.django_db
-def test_twenty_endpoints_or_fewer_are_queued_one_job_each_without_fan_out(
+def test_fewer_than_ten_endpoints_are_queued_one_job_each(
+    monkeypatch: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    for i in range(9):
+        _endpoint(None, f"e{i}")
+    batch_calls: list[Any] = []
+    queued: list[Any] = []
+    monkeypatch.setattr(
+        webhook_tasks.DeliverWebhookBatchJob, "apply_async", lambda *a, **k: batch_calls.append(k)
+    )
+    monkeypatch.setattr(
+        webhook_tasks.DeliverWebhookJob, "apply_async", lambda *a, **k: queued.append(k)
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        WebhookManager().fire_sync("order.paid", {"id": 1})
+    assert batch_calls == []
+    assert len(queued) == 9
+    assert all("retries" not in options for options in queued)
+
+
+@pytest.mark.django_db
+def test_batches_are_cut_at_batch_size_and_batching_can_be_switched_off(
+    monkeypatch: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    for i in range(25):
+        _endpoint(None, f"e{i}")
+    batch_calls: list[Any] = []
+    queued: list[Any] = []
+    monkeypatch.setattr(
+        webhook_tasks.DeliverWebhookBatchJob, "apply_async", lambda *a, **k: batch_calls.append(k)
+    )
+    monkeypatch.setattr(
+        webhook_tasks.DeliverWebhookJob, "apply_async", lambda *a, **k: queued.append(k)
+    )
+    with webhook_settings(BATCH_SIZE=10), django_capture_on_commit_callbacks(execute=True):
+        WebhookManager().fire_sync("order.paid", {"id": 1})
+    assert [len(call["args"][2]) for call in batch_calls] == [10, 10, 5]
+    assert queued == []
+
+    batch_calls.clear()
+    with webhook_settings(BATCH_SIZE=1), django_capture_on_commit_callbacks(execute=True):
+        WebhookManager().fire_sync("order.paid", {"id": 1})
+    assert batch_calls == []
+    assert len(queued) == 25
+
+
+@pytest.mark.django_db
+def test_more_than_twenty_messages_are_queued_by_one_fan_out_job(
+    receiver: Receiver,
+    loopback_allowed: None,
+    monkeypatch: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    assert FAN_OUT_THRESHOLD == 20
+    endpoints = [_endpoint(receiver, f"e{i}") for i in range(42)]
+    fan_out_calls: list[dict[str, Any]] = []
+    batch_sizes: list[int] = []
+    real_fan_out = webhook_tasks.FanOutWebhookJob.apply_async
+    real_batch = webhook_tasks.DeliverWebhookBatchJob.apply_async
+
+    def fan_out_spy(*args: Any, **kwargs: Any) -> Any:
+        fan_out_calls.append(kwargs)
+        return real_fan_out(*args, **kwargs)
+
+    def batch_spy(*args: Any, **kwargs: Any) -> Any:
+        batch_sizes.append(len(kwargs["args"][2]))
+        return real_batch(*args, **kwargs)
+
+    monkeypatch.setattr(webhook_tasks.FanOutWebhookJob, "apply_async", fan_out_spy)
+    monkeypatch.setattr(webhook_tasks.DeliverWebhookBatchJob, "apply_async", batch_spy)
+    with webhook_settings(BATCH_SIZE=2), django_capture_on_commit_callbacks(execute=True):
+        ids = WebhookManager().fire_sync("order.paid", {"id": 1})
+    assert len(fan_out_calls) == 1  # 21 batches: the caller published one message
+    _, _, jobs = fan_out_calls[0]["args"]
+    assert sorted(pk for pk, _ in jobs) == sorted(e.pk for e in endpoints)
+    assert batch_sizes == [2] * 21
+    assert len(receiver.wait_for(42)) == 42
+    assert sorted(WebhookDelivery.objects.values_list("delivery_id", flat=True)) == sorted(ids)
+
+
+@pytest.mark.django_db
+def test_twenty_single_jobs_or_fewer_are_queued_by_the_caller_without_fan_out(
     monkeypatch: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
     for i in range(FAN_OUT_THRESHOLD):
@@ -380,7 +464,7 @@ def test_twenty_endpoints_or_fewer_are_queued_one_job_each_without_fan_out(
     monkeypatch.setattr(
         webhook_tasks.DeliverWebhookJob, "apply_async", lambda *a, **k: queued.append(k)
     )
-    with django_capture_on_commit_callbacks(execute=True):
+    with webhook_settings(BATCH_SIZE=1), django_capture_on_commit_callbacks(execute=True):
         WebhookManager().fire_sync("order.paid", {"id": 1})
     assert fan_out_calls == []
     assert len(queued) == FAN_OUT_THRESHOLD
@@ -404,12 +488,37 @@ def test_a_fan_out_that_cannot_be_queued_falls_back_to_one_job_per_endpoint(
         webhook_tasks.DeliverWebhookJob, "apply_async", lambda *a, **k: queued.append(k)
     )
     caplog.set_level(logging.ERROR, logger=LOGGER)
-    with django_capture_on_commit_callbacks() as callbacks:
-        WebhookManager().fire_sync("order.paid", {"id": 1})
-    for callback in callbacks:
-        callback()
+    with webhook_settings(BATCH_SIZE=1):
+        with django_capture_on_commit_callbacks() as callbacks:
+            WebhookManager().fire_sync("order.paid", {"id": 1})
+        for callback in callbacks:
+            callback()
     assert len(queued) == FAN_OUT_THRESHOLD + 1
     assert any("fan-out" in r.getMessage() for r in caplog.records if r.name == LOGGER)
+
+
+@pytest.mark.django_db
+def test_a_batch_that_cannot_be_queued_falls_back_to_one_job_per_endpoint(
+    monkeypatch: Any,
+    caplog: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    for i in range(12):
+        _endpoint(None, f"e{i}")
+    queued: list[Any] = []
+
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise ConnectionError("broker unreachable")
+
+    monkeypatch.setattr(webhook_tasks.DeliverWebhookBatchJob, "apply_async", broken)
+    monkeypatch.setattr(
+        webhook_tasks.DeliverWebhookJob, "apply_async", lambda *a, **k: queued.append(k)
+    )
+    caplog.set_level(logging.ERROR, logger=LOGGER)
+    with django_capture_on_commit_callbacks(execute=True):
+        WebhookManager().fire_sync("order.paid", {"id": 1})
+    assert len(queued) == 12
+    assert any("batch" in r.getMessage() for r in caplog.records if r.name == LOGGER)
 
 
 # -- a job that cannot be queued ------------------------------------------------------------------

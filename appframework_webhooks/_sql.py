@@ -1,0 +1,145 @@
+"""The two statements every delivery attempt runs: the endpoint read and the log
+insert, written from the models' metadata and sent through the connection's cursor.
+
+Built through the ORM they cost 0.2-0.3 ms of CPU each (query building, model
+instances, a transaction around a bulk insert): as much as the HTTP attempt itself.
+Here they are plain parameterised SQL in the connection's own quoting and value
+adaptation, and one log insert carries every row of a batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from django.db import models
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.utils import timezone
+
+__all__ = ["LogRow", "insert_log_rows", "read_endpoints", "subscribed_endpoint_ids"]
+
+
+@dataclass(frozen=True)
+class LogRow:
+    endpoint_id: int
+    event: str
+    status_code: int | None
+    success: bool
+    error: str | None
+    delivery_id: str
+    attempt: int
+    duration_ms: int
+    request_body: str
+    response_body: str
+    final: bool
+
+
+_LOG_FIELDS = (
+    "endpoint",
+    "event",
+    "status_code",
+    "success",
+    "error",
+    "delivery_id",
+    "attempt",
+    "duration_ms",
+    "request_body",
+    "response_body",
+    "final",
+    "created_at",
+)
+
+
+def _fields(model: type[models.Model], names: Iterable[str]) -> list[models.Field[Any, Any]]:
+    return [cast("models.Field[Any, Any]", model._meta.get_field(name)) for name in names]
+
+
+def subscribed_endpoint_ids(connection: BaseDatabaseWrapper, event: str) -> list[int]:
+    """The ids of the active endpoints subscribed to exactly ``event``."""
+    from .models import WebhookEndpoint
+
+    quote = connection.ops.quote_name
+    column = {
+        field.name: quote(str(field.column))
+        for field in _fields(WebhookEndpoint, ("id", "event", "active"))
+    }
+    sql = (
+        f"SELECT {column['id']} FROM {quote(WebhookEndpoint._meta.db_table)} "
+        f"WHERE {column['event']} = %s AND {column['active']} = %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [event, True])
+        return [row[0] for row in cursor.fetchall()]
+
+
+def read_endpoints(
+    connection: BaseDatabaseWrapper, ids: Sequence[int]
+) -> dict[int, tuple[str, str | None]]:
+    """``{id: (url, secret)}`` of the endpoints among ``ids`` that exist and are active."""
+    from .models import WebhookEndpoint
+
+    if not ids:
+        return {}
+    meta = WebhookEndpoint._meta
+    quote = connection.ops.quote_name
+    column = {
+        field.name: quote(str(field.column))
+        for field in _fields(WebhookEndpoint, ("id", "url", "secret", "active"))
+    }
+    marks = ", ".join(["%s"] * len(ids))
+    sql = (
+        f"SELECT {column['id']}, {column['url']}, {column['secret']} "
+        f"FROM {quote(meta.db_table)} WHERE {column['id']} IN ({marks}) AND {column['active']} = %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*ids, True])
+        return {row[0]: (row[1], row[2]) for row in cursor.fetchall()}
+
+
+def insert_log_rows(connection: BaseDatabaseWrapper, rows: Iterable[LogRow]) -> None:
+    """Insert the rows in as few statements as the database's parameter limit allows
+    (one for a batch of 100 on PostgreSQL and on SQLite >= 3.32)."""
+    from .models import WebhookDelivery
+
+    rows = list(rows)
+    if not rows:
+        return
+    meta = WebhookDelivery._meta
+    fields = _fields(WebhookDelivery, _LOG_FIELDS)
+    quote = connection.ops.quote_name
+    now = timezone.now()
+    values: list[list[Any]] = [
+        [
+            field.get_db_prep_save(value, connection)
+            for field, value in zip(
+                fields,
+                (
+                    row.endpoint_id,
+                    row.event,
+                    row.status_code,
+                    row.success,
+                    row.error,
+                    row.delivery_id,
+                    row.attempt,
+                    row.duration_ms,
+                    row.request_body,
+                    row.response_body,
+                    row.final,
+                    now,
+                ),
+                strict=True,
+            )
+        ]
+        for row in rows
+    ]
+    head = (
+        f"INSERT INTO {quote(meta.db_table)} "
+        f"({', '.join(quote(str(field.column)) for field in fields)}) VALUES "
+    )
+    one = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    size = max(1, connection.ops.bulk_batch_size(fields, values))
+    with connection.cursor() as cursor:
+        for start in range(0, len(values), size):
+            chunk = values[start : start + size]
+            cursor.execute(head + ", ".join([one] * len(chunk)), [v for row in chunk for v in row])
