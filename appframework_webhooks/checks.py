@@ -27,6 +27,10 @@ def check_settings(**kwargs: Any) -> list[checks.CheckMessage]:
         value = getattr(conf, key)
         if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
             problems.append(f"{key} must be a positive number, got {value!r}")
+    for key, low in (("BATCH_SIZE", 1), ("BATCH_CONCURRENCY", 1), ("BATCH_MIN_ENDPOINTS", 2)):
+        value = getattr(conf, key)
+        if not isinstance(value, int) or isinstance(value, bool) or value < low:
+            problems.append(f"{key} must be an int >= {low}, got {value!r}")
     limit = conf.RESPONSE_BODY_LIMIT
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
         problems.append(f"RESPONSE_BODY_LIMIT must be an int >= 0, got {limit!r}")

@@ -387,6 +387,24 @@ def test_check_settings_e001_for_a_bad_response_body_limit(limit: Any) -> None:
     assert "RESPONSE_BODY_LIMIT" in messages[0].msg
 
 
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("BATCH_SIZE", 0),
+        ("BATCH_SIZE", "100"),
+        ("BATCH_CONCURRENCY", 0),
+        ("BATCH_CONCURRENCY", 2.5),
+        ("BATCH_MIN_ENDPOINTS", 1),
+        ("BATCH_MIN_ENDPOINTS", True),
+    ],
+)
+def test_check_settings_e001_for_a_bad_batch_setting(key: str, value: Any) -> None:
+    with webhook_settings(**{key: value}):
+        messages = check_settings()
+    _assert_points_at_docs(messages, "E001")
+    assert [key in m.msg for m in messages] == [True]
+
+
 def test_check_settings_e001_for_a_bad_allowed_networks_entry() -> None:
     with webhook_settings(ALLOWED_NETWORKS=["10.0.0.0/8", "not-a-network", "10.0.0.1/33"]):
         messages = check_settings()

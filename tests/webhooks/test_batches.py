@@ -216,3 +216,28 @@ def test_the_batch_writes_its_log_rows_in_one_statement(
     with django_assert_num_queries(2):  # the endpoints' read and the log insert
         DeliverWebhookBatchJob.apply(args=(EVENT, BODY, _jobs(endpoints)))
     assert WebhookDelivery.objects.count() == 15
+
+
+@pytest.mark.postgresql  # ten seconds: run once, in the PostgreSQL stage
+def test_a_ten_second_receiver_in_a_batch_of_a_hundred_delays_none_of_the_other_99(
+    receiver: Receiver, loopback_allowed: None
+) -> None:
+    endpoints = _endpoints(receiver, 100)
+
+    def respond(n: int) -> tuple[int, dict[str, str], bytes]:
+        if receiver.hits[n].path == "/hook/e50":
+            time.sleep(10.0)
+        return 200, {}, b"ok"
+
+    receiver.respond = respond
+    started = time.monotonic()
+    with webhook_settings(READ_TIMEOUT=15.0, DEADLINE=20.0):
+        DeliverWebhookBatchJob.apply(args=(EVENT, BODY, _jobs(endpoints)))
+
+    others = [hit for hit in receiver.wait_for(100) if hit.path != "/hook/e50"]
+    assert len(others) == 99
+    assert max(hit.arrived for hit in others) - started < 2.0
+    rows = {row.endpoint_id: row for row in WebhookDelivery.objects.all()}
+    assert rows[endpoints[50].pk].duration_ms >= 9900
+    assert max(rows[e.pk].duration_ms for e in endpoints if e.pk != endpoints[50].pk) < 1000
+    assert all(row.success for row in rows.values())
