@@ -55,6 +55,12 @@ def _task_options() -> dict[str, Any]:
     return options
 
 
+def _argsrepr(endpoint_id: int, event: str, delivery_id: str) -> str:
+    # What monitoring (Flower, the worker's log) shows of a job: never the body, which
+    # can hold personal data, and no repr of it to build for every publish.
+    return f"({endpoint_id!r}, {event!r}, <body>, {delivery_id!r})"
+
+
 def _publish_single(event: str, body: str, jobs: list[tuple[int, str]], attempt: int) -> int:
     from .tasks import DeliverWebhookJob, backoff
 
@@ -67,7 +73,11 @@ def _publish_single(event: str, body: str, jobs: list[tuple[int, str]], attempt:
         try:
             if attempt > 1:
                 options["countdown"] = backoff(attempt - 2)
-            DeliverWebhookJob.apply_async(args=(endpoint_id, event, body, delivery_id), **options)
+            DeliverWebhookJob.apply_async(
+                args=(endpoint_id, event, body, delivery_id),
+                argsrepr=_argsrepr(endpoint_id, event, delivery_id),
+                **options,
+            )
         except Exception as exc:
             logger.exception(
                 "Could not queue webhook %s (%s) for endpoint %s.", event, delivery_id, endpoint_id
@@ -109,7 +119,11 @@ def publish_jobs(event: str, body: str, jobs: list[tuple[int, str]], *, attempt:
     queued = 0
     for batch in batches:
         try:
-            DeliverWebhookBatchJob.apply_async(args=(event, body, batch), **options)
+            DeliverWebhookBatchJob.apply_async(
+                args=(event, body, batch),
+                argsrepr=f"({event!r}, <{len(batch)} endpoints>)",
+                **options,
+            )
         except Exception:
             logger.exception("Could not queue a batch of webhook %s; queuing each job.", event)
             queued += _publish_single(event, body, batch, attempt)
@@ -124,7 +138,11 @@ def _publish(event: str, body: str, jobs: list[tuple[int, str]]) -> None:
         from .tasks import FanOutWebhookJob
 
         try:
-            FanOutWebhookJob.apply_async(args=(event, body, jobs), **_task_options())
+            FanOutWebhookJob.apply_async(
+                args=(event, body, jobs),
+                argsrepr=f"({event!r}, <{len(jobs)} endpoints>)",
+                **_task_options(),
+            )
             return
         except Exception:
             logger.exception("Could not queue the fan-out of webhook %s; queuing each job.", event)
