@@ -9,7 +9,8 @@ adaptation, and one log insert carries every row of a batch.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -73,8 +74,25 @@ def subscribed_endpoint_ids(connection: BaseDatabaseWrapper, event: str) -> list
         return [row[0] for row in cursor.fetchall()]
 
 
+@contextmanager
+def _cursor(connection: BaseDatabaseWrapper, prepared: bool) -> Iterator[Any]:
+    """The connection's cursor; with ``prepared`` on PostgreSQL (psycopg 3), a cursor
+    with server-side parameters, which psycopg prepares after a few runs: the server
+    then skips parsing and planning the statements every attempt repeats. Errors are
+    Django's either way."""
+    if not (prepared and connection.vendor == "postgresql"):
+        with connection.cursor() as cursor:
+            yield cursor
+        return
+    import psycopg
+
+    connection.ensure_connection()
+    with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
+        yield cursor
+
+
 def read_endpoints(
-    connection: BaseDatabaseWrapper, ids: Sequence[int]
+    connection: BaseDatabaseWrapper, ids: Sequence[int], *, prepared: bool = False
 ) -> dict[int, tuple[str, str | None]]:
     """``{id: (url, secret)}`` of the endpoints among ``ids`` that exist and are active."""
     from .models import WebhookEndpoint
@@ -92,12 +110,14 @@ def read_endpoints(
         f"SELECT {column['id']}, {column['url']}, {column['secret']} "
         f"FROM {quote(meta.db_table)} WHERE {column['id']} IN ({marks}) AND {column['active']} = %s"
     )
-    with connection.cursor() as cursor:
+    with _cursor(connection, prepared) as cursor:
         cursor.execute(sql, [*ids, True])
         return {row[0]: (row[1], row[2]) for row in cursor.fetchall()}
 
 
-def insert_log_rows(connection: BaseDatabaseWrapper, rows: Iterable[LogRow]) -> None:
+def insert_log_rows(
+    connection: BaseDatabaseWrapper, rows: Iterable[LogRow], *, prepared: bool = False
+) -> None:
     """Insert the rows in as few statements as the database's parameter limit allows
     (one for a batch of 100 on PostgreSQL and on SQLite >= 3.32)."""
     from .models import WebhookDelivery
@@ -139,7 +159,7 @@ def insert_log_rows(connection: BaseDatabaseWrapper, rows: Iterable[LogRow]) -> 
     )
     one = "(" + ", ".join(["%s"] * len(fields)) + ")"
     size = max(1, connection.ops.bulk_batch_size(fields, values))
-    with connection.cursor() as cursor:
+    with _cursor(connection, prepared) as cursor:
         for start in range(0, len(values), size):
             chunk = values[start : start + size]
             cursor.execute(head + ", ".join([one] * len(chunk)), [v for row in chunk for v in row])

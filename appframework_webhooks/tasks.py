@@ -82,14 +82,14 @@ def _read(ids: list[int], keep: bool) -> dict[int, tuple[str, str | None]]:
     alias = router.db_for_read(WebhookEndpoint)
     try:
         with kept_connection(alias, keep=keep) as connection:
-            return read_endpoints(connection, ids)
+            return read_endpoints(connection, ids, prepared=keep)
     except (OperationalError, InterfaceError):
         if not keep:
             raise
         # A kept connection the server dropped (a restart, a failover): it was closed
         # on the error; the read is safe to repeat once on a new one.
         with kept_connection(alias, keep=keep) as connection:
-            return read_endpoints(connection, ids)
+            return read_endpoints(connection, ids, prepared=keep)
 
 
 def _write_log(rows: list[LogRow], keep: bool) -> None:
@@ -98,7 +98,7 @@ def _write_log(rows: list[LogRow], keep: bool) -> None:
     from .models import WebhookDelivery
 
     with kept_connection(router.db_for_write(WebhookDelivery), keep=keep) as connection:
-        insert_log_rows(connection, rows)
+        insert_log_rows(connection, rows, prepared=keep)
 
 
 def _attempt(
