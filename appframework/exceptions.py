@@ -23,6 +23,7 @@ __all__ = [
     "NotFoundException",
     "PayloadTooLargeException",
     "ServerErrorException",
+    "ServiceUnavailableException",
     "TooManyRequestsException",
     "UnauthorizedException",
     "UnsupportedMediaTypeException",
@@ -171,3 +172,23 @@ class BadGatewayException(AppFrameworkError):
     title = _("Bad Gateway")
     default_detail = _("An upstream service did not answer as expected.")
     default_code = "bad_gateway"
+
+
+class ServiceUnavailableException(AppFrameworkError):
+    """A store every request relies on (the shared cache, the database) cannot be
+    reached: 503 with ``Retry-After``, and the request is refused, never let through
+    without the check that store makes (throttles, revocations, one-use values)."""
+
+    status_code = 503
+    title = _("Service Unavailable")
+    default_detail = _("A service this site depends on is unavailable; try again shortly.")
+    default_code = "service_unavailable"
+
+    def __init__(
+        self, detail: Any = None, *, code: str | None = None, retry_after: int = 5
+    ) -> None:
+        super().__init__(detail, code=code)
+        self.retry_after = retry_after
+
+    def response_headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after)}

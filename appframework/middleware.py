@@ -27,10 +27,11 @@ from .exceptions import (
     MethodNotAllowedException,
     NotFoundException,
     PayloadTooLargeException,
+    ServiceUnavailableException,
 )
 from .http import PROBLEM_JSON, problem_response, wants_json
 
-__all__ = ["ErrorMiddleware", "app_error", "response_for_error"]
+__all__ = ["ErrorMiddleware", "app_error", "is_outage", "response_for_error"]
 
 
 def app_error(exception: BaseException, *, log: bool = True) -> AppFrameworkError | None:
@@ -57,7 +58,37 @@ def app_error(exception: BaseException, *, log: bool = True) -> AppFrameworkErro
         return BadRequestException()
     if isinstance(exception, BadRequest):
         return BadRequestException()
+    if is_outage(exception):
+        if log:
+            logging.getLogger("appframework.outage").error(
+                "A shared store is unavailable: %s", exception, exc_info=exception
+            )
+        return ServiceUnavailableException()
     return None
+
+
+def _outage_types() -> tuple[type[BaseException], ...]:
+    from django.db import InterfaceError, OperationalError
+
+    types: list[type[BaseException]] = [InterfaceError, OperationalError]
+    try:
+        import redis.exceptions
+    except ImportError:
+        pass
+    else:
+        # Connection refused or reset, a timeout, a server still loading its data set.
+        types += [
+            redis.exceptions.ConnectionError,
+            redis.exceptions.TimeoutError,
+            redis.exceptions.BusyLoadingError,
+        ]
+    return tuple(types)
+
+
+def is_outage(exception: BaseException) -> bool:
+    """Whether ``exception`` says a store is unreachable (the Redis cache, the
+    database) rather than that the request or the code is wrong."""
+    return isinstance(exception, _outage_types())
 
 
 def response_for_error(request: HttpRequest, exc: AppFrameworkError) -> HttpResponse:

@@ -12,6 +12,8 @@ Django's handlers instead; point them here in the root URLconf::
 
 from __future__ import annotations
 
+import sys
+
 from django.http import HttpRequest, HttpResponse
 
 from .exceptions import (
@@ -20,8 +22,9 @@ from .exceptions import (
     ForbiddenException,
     NotFoundException,
     ServerErrorException,
+    ServiceUnavailableException,
 )
-from .middleware import app_error, response_for_error
+from .middleware import app_error, is_outage, response_for_error
 
 __all__ = ["bad_request", "page_not_found", "permission_denied", "server_error"]
 
@@ -46,5 +49,10 @@ def page_not_found(request: HttpRequest, exception: BaseException | None = None)
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
-    # Never the exception's text: it is for the logs, not for the client.
+    # Django calls this inside its ``except`` block: an exception raised outside any view
+    # (a middleware reading the shared cache) is still at hand. A store outage is a 503
+    # the client may retry; anything else a 500 that never shows the exception's text.
+    exception = sys.exc_info()[1]
+    if exception is not None and is_outage(exception):
+        return response_for_error(request, ServiceUnavailableException())
     return response_for_error(request, ServerErrorException())
