@@ -114,26 +114,44 @@ class TotpAdminSiteMixin:
         """The code form after the admin's password form; a wrong code keeps the pending
         sign-in, past five tries a minute 429."""
         from .auth.forms import AdminCodeForm
-        from .auth.views import _too_many
-        from .exceptions import TooManyRequestsException
+        from .auth.views import _too_many, challenge_factors
+        from .exceptions import AppFrameworkError, TooManyRequestsException
+        from .http import wants_json
         from .mfa.flows import complete_challenge, pending_user_id
+        from .middleware import response_for_error
 
-        if pending_user_id(request) is None:
+        pending = pending_user_id(request)
+        if pending is None:
             return HttpResponseRedirect(reverse("admin:login", current_app=self.name))
-        form = AdminCodeForm(data=request.POST if request.method == "POST" else None)
-        if request.method == "POST" and form.is_valid():
+        credential = request.POST.get("credential") if request.method == "POST" else None
+        refused = None
+        form = AdminCodeForm(
+            data=request.POST if request.method == "POST" and not credential else None
+        )
+        if credential or (request.method == "POST" and form.is_valid()):
             # Read before complete_challenge: signing in cycles the session.
             after = request.session.get(ADMIN_NEXT_SESSION_KEY)
             try:
-                user = complete_challenge(request, form.cleaned_data["code"])
+                if credential:
+                    user = complete_challenge(request, passkey=credential)
+                else:
+                    user = complete_challenge(request, form.cleaned_data["code"])
             except TooManyRequestsException as exc:
                 return _too_many(request, exc)
+            except AppFrameworkError as exc:  # a refused passkey: its reason, the form again
+                if wants_json(request):
+                    return response_for_error(request, exc)
+                user, refused = None, str(exc.detail)
+            else:
+                if user is None and not credential:
+                    form.add_error(None, _("That code is not valid."))
             if user is not None:
                 request.session.pop(ADMIN_NEXT_SESSION_KEY, None)
                 return HttpResponseRedirect(self._after_login(request, after))
-            form.add_error(None, _("That code is not valid."))
         context = self._context(request, _("Two-factor code"))
         context["form"] = form
+        context["error"] = refused
+        context.update(challenge_factors(pending))
         request.current_app = self.name
         return TemplateResponse(
             request,

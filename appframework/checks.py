@@ -295,6 +295,7 @@ def _cache_aliases() -> tuple[str, str] | None:
 _REPLAY_CACHES = (
     ("appframework.oauth", "OAUTH", "STATE_CACHE", "spent sign-in states"),
     ("appframework.saml", "SAML", "REPLAY_CACHE", "SAML requests and accepted assertions"),
+    ("appframework.passkeys", "PASSKEYS", "CHALLENGE_CACHE", "spent passkey challenges"),
 )
 
 

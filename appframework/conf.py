@@ -66,6 +66,28 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         # URL or URL name of the project's code form. None: settings.LOGIN_URL.
         "CHALLENGE_URL": None,
     },
+    "PASSKEYS": {
+        # The relying-party id: the domain passkeys are bound to (the host or a parent
+        # of it: "example.com" serves www.example.com too). None: the request's host,
+        # so each host a site answers on has passkeys of its own.
+        "RP_ID": None,
+        # The name authenticators show next to the account; None: the RP id.
+        "RP_NAME": None,
+        # Origins ("https://example.com") a ceremony may come from; empty: the
+        # request's own origin.
+        "ORIGINS": [],
+        # Seconds a ceremony (options, then the authenticator's answer) may take.
+        "CHALLENGE_TIMEOUT": 300,
+        # Cache alias remembering spent challenges.
+        "CHALLENGE_CACHE": "default",
+        # User verification (PIN, biometrics) asked when registering and as a second
+        # factor: "required", "preferred" or "discouraged". Passwordless sign-in always
+        # requires it.
+        "USER_VERIFICATION": "preferred",
+        # Passwordless sign-ins per client address within LOGIN_WINDOW seconds.
+        "LOGIN_ATTEMPTS": 10,
+        "LOGIN_WINDOW": 60,
+    },
     "OAUTH": {
         # OAuthProvider objects (appframework.oauth builders), or the import string of a
         # function returning them, called once on first use (discovery happens then).

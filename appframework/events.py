@@ -4,13 +4,19 @@
 created, with ``user`` and ``request`` (or None): ``user_registered.send(sender=User,
 user=user, request=request)``. The webhooks provider listens and fires the webhook
 event ``user.registered``.
+
+``passkey_added`` (``PasskeyAdded``) is sent by ``appframework.passkeys`` once a new
+passkey is committed, with ``user``, ``passkey`` and ``request``; with
+``appframework_webhooks`` installed it fires the webhook event ``user.passkey_added``.
 """
 
 from __future__ import annotations
 
 from django.dispatch import Signal
 
-__all__ = ["UserRegistered", "user_registered"]
+__all__ = ["PasskeyAdded", "UserRegistered", "passkey_added", "user_registered"]
 
 user_registered = Signal()
 UserRegistered = user_registered
+passkey_added = Signal()
+PasskeyAdded = passkey_added

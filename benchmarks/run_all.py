@@ -34,6 +34,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "api_frameworks": [sys.executable, str(HERE / "api_frameworks.py")],
     "webhooks": [sys.executable, str(HERE / "webhooks.py")],
     "mfa": [sys.executable, str(HERE / "mfa.py")],
+    "passkeys": [sys.executable, str(HERE / "passkeys.py")],
     "graphql": ["bash", str(HERE / "graphql" / "run.sh")],
 }
 

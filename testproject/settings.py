@@ -92,6 +92,8 @@ INSTALLED_APPS = [
     "appframework.authorization",
     "appframework.oauth",
     "appframework.saml",
+    # Passkeys: a second factor beside TOTP and passwordless sign-in (docs/passkeys.md).
+    "appframework.passkeys",
     "appframework_tenancy",
     "appframework_webhooks",
     "appframework_graphql",
@@ -240,6 +242,9 @@ APPFRAMEWORK: dict[str, dict[str, object]] = {
     },
     # Single sign-on sends users with TOTP on to the library's code form (at /login/mfa).
     "MFA": {"CHALLENGE_URL": "appframework:mfa-challenge", "ISSUER": "appframework demo"},
+    # RP_ID unset: passkeys are bound to the host the demo is opened on (localhost; an
+    # IP address such as 127.0.0.1 cannot hold passkeys). A deployment sets RP_ID.
+    "PASSKEYS": {"RP_NAME": "appframework demo"},
     # Providers from environment variables (testproject/blog/sso.py), built on first use.
     "OAUTH": {"PROVIDERS": "testproject.blog.sso.oauth_providers"},
     "SAML": {"PROVIDERS": "testproject.blog.sso.saml_providers"},

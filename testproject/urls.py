@@ -5,6 +5,7 @@ from django.urls import include, path
 from rest_framework.routers import DefaultRouter
 
 from appframework.auth import views as account
+from appframework.passkeys import views as passkeys
 from appframework_graphql.graphiql import asset_urlpatterns
 from testproject.blog import views
 from testproject.blog.api_drf import PostViewSet
@@ -27,6 +28,11 @@ account_urls = (
         path("login/mfa", account.mfa_challenge_view, name="mfa-challenge"),
         path("account/mfa", account.mfa_setup_view, name="mfa-setup"),
         path("logout", account.logout_view, name="logout"),
+        # Passkeys (docs/passkeys.md): the management page, passwordless sign-in, and
+        # the options every ceremony's script asks for.
+        path("account/passkeys", passkeys.passkeys_view, name="passkeys"),
+        path("login/passkey", passkeys.passkey_login_view, name="passkey-login"),
+        path("passkeys/options", passkeys.passkey_options_view, name="passkey-options"),
     ],
     "appframework",
 )

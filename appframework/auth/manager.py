@@ -10,6 +10,7 @@ from django.contrib.auth.backends import ModelBackend
 from django.http import HttpRequest
 
 from ..backends import is_active
+from .factors import has_second_factor
 from .mixins import password_field_of, username_field_of
 from .passwords import burn_hash_time
 from .throttle import LoginThrottle
@@ -104,10 +105,10 @@ class AuthManager(ModelBackend):
         if username is None or password is None:
             return None
         user = self.attempt_sync(username, password, request=request)
-        if user is not None and getattr(user, "mfa_enabled", False):
+        if user is not None and has_second_factor(user):
             # Django's authenticate() (the admin's login form, third-party views) would
             # log the user straight in: a password alone never signs in a user with
-            # TOTP on. They sign in through a view that runs the challenge
+            # TOTP on or a passkey. They sign in through a view that runs the challenge
             # (appframework.mfa.login_or_challenge); the admin then uses that session.
             return None
         return user

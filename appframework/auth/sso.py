@@ -50,12 +50,14 @@ def finish_sso_login(
 
 
 def sign_in_or_challenge(request: HttpRequest, user: Any) -> bool:
-    """Every way in ends here: ``login`` and True, or for a user with TOTP on the code
-    challenge started and False (``appframework.mfa.login_or_challenge`` without
-    needing the "mfa" extra for projects that have no such users)."""
+    """Every way in ends here: ``login`` and True, or for a user with a second factor
+    (TOTP on, or a passkey) the challenge started and False
+    (``appframework.mfa.login_or_challenge`` without needing the "mfa" extra for
+    projects that have no such users)."""
+    from .factors import has_second_factor
     from .sessions import login
 
-    if getattr(user, "mfa_enabled", False):
+    if has_second_factor(user):
         from ..mfa.flows import start_challenge
 
         start_challenge(request, user)

@@ -17,19 +17,25 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from django.apps import apps
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render, resolve_url
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
 from django.utils.text import capfirst
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from ..container import container
-from ..exceptions import TooManyRequestsException, UnauthorizedException, ValidationException
+from ..exceptions import (
+    AppFrameworkError,
+    TooManyRequestsException,
+    UnauthorizedException,
+    ValidationException,
+)
 from ..http import safe_redirect_url, wants_json
 from ..middleware import response_for_error
 from ..security.csrf import csrf_protect_login
@@ -42,10 +48,12 @@ __all__ = [
     "LOGIN_TEMPLATE",
     "NEXT_SESSION_KEY",
     "SETUP_TEMPLATE",
+    "challenge_factors",
     "login_view",
     "logout_view",
     "mfa_challenge_view",
     "mfa_setup_view",
+    "passkey_urls",
     "qr_code_svg",
     "username_field",
 ]
@@ -95,6 +103,20 @@ def _too_many(request: HttpRequest, exc: TooManyRequestsException) -> HttpRespon
     return response_for_error(request, exc)
 
 
+def passkey_urls() -> dict[str, str] | None:
+    """The passkey endpoints the account pages' script calls (``options``, ``login``),
+    or None when ``appframework.passkeys`` is not installed or its URLs not mounted."""
+    if not apps.is_installed("appframework.passkeys"):
+        return None
+    try:
+        return {
+            "options": reverse("appframework:passkey-options"),
+            "login": reverse("appframework:passkey-login"),
+        }
+    except NoReverseMatch:
+        return None
+
+
 @csrf_protect_login
 @never_cache
 @require_http_methods(["GET", "HEAD", "POST"])
@@ -141,6 +163,7 @@ def login_view(
         # The typed name comes back (autoescaped); the password never does.
         "username": username,
         "next": next_url,
+        "passkey": passkey_urls(),
     }
     return render(request, template_name, context, status=401 if error else 200)
 
@@ -154,26 +177,46 @@ def mfa_challenge_view(
     template_name: str = CHALLENGE_TEMPLATE,
     extra_context: ExtraContext = None,
 ) -> HttpResponse:
-    """Step two of signing in: the authenticator code or a recovery code. A wrong code
-    keeps the pending sign-in for a retry (401); past five tries a minute, 429."""
+    """Step two of signing in: a passkey (offered first, when the user has one), the
+    authenticator code or a recovery code. A wrong code keeps the pending sign-in for a
+    retry (401), as does a refused passkey (its status and code; problem+json for API
+    clients); past five tries a minute, 429."""
     from ..mfa.flows import complete_challenge, pending_user_id
 
-    if pending_user_id(request) is None:
+    pending = pending_user_id(request)
+    if pending is None:
         return HttpResponseRedirect(_login_url())
     error = None
+    status = 200
     if request.method == "POST":
         # Read before complete_challenge: signing in cycles the session.
         after = request.session.get(NEXT_SESSION_KEY)
+        credential = request.POST.get("credential") or None
         try:
-            user = complete_challenge(request, request.POST.get("code", ""))
+            user = complete_challenge(request, request.POST.get("code", ""), passkey=credential)
         except TooManyRequestsException as exc:
             return _too_many(request, exc)
+        except AppFrameworkError as exc:
+            if wants_json(request):
+                return response_for_error(request, exc)
+            user, error, status = None, str(exc.detail), exc.status_code
         if user is not None:
             request.session.pop(NEXT_SESSION_KEY, None)
             return HttpResponseRedirect(safe_redirect_url(request, after, _default_after_login()))
-        error = _("That code is not valid.")
-    context = {**_extra(request, extra_context), "error": error}
-    return render(request, template_name, context, status=401 if error else 200)
+        if error is None:
+            error, status = _("That code is not valid."), 401
+    context = {**_extra(request, extra_context), "error": error, **challenge_factors(pending)}
+    return render(request, template_name, context, status=status)
+
+
+def challenge_factors(user_id: Any) -> dict[str, Any]:
+    """What the challenge page offers the pending user: ``passkey`` (the endpoints, when
+    they have a passkey) and ``totp`` (TOTP on: the code form; recovery codes too)."""
+    from .factors import has_passkeys
+
+    user = get_user_model()._base_manager.filter(pk=user_id).first()
+    urls = passkey_urls() if has_passkeys(user) else None
+    return {"passkey": urls, "totp": bool(getattr(user, "mfa_enabled", False))}
 
 
 def qr_code_svg(uri: str) -> str:

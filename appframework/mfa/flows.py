@@ -172,9 +172,12 @@ def _session(request: HttpRequest) -> Any:
 
 
 def start_challenge(request: HttpRequest, user: Any) -> None:
-    """After a verified password, for a user with TOTP on: the session remembers who is
-    half signed in (for ``MFA["CHALLENGE_TTL"]`` seconds) but ``current_user`` stays None."""
-    if not getattr(user, "mfa_enabled", False):
+    """After a verified password, for a user with TOTP on or a passkey: the session
+    remembers who is half signed in (for ``MFA["CHALLENGE_TTL"]`` seconds) but
+    ``current_user`` stays None."""
+    from ..auth.factors import has_second_factor
+
+    if not has_second_factor(user):
         raise ValidationException(
             _("Two-factor authentication is off for this user."), code="mfa_not_enabled"
         )
@@ -230,16 +233,20 @@ def _limit_key(user_id: Any) -> str:
 
 def complete_challenge(
     request: HttpRequest,
-    code: Any,
+    code: Any = None,
     *,
+    passkey: Any = None,
     rate_limit: bool = True,
     rate_limit_attempts: int = 5,
     rate_limit_window: float = 60.0,
 ) -> Any | None:
-    """Sign the pending user in with a live code or an unused recovery code and return
-    them; None (pending state kept for a retry) for a wrong code or no pending
-    challenge. Past ``rate_limit_attempts`` tries in ``rate_limit_window`` seconds per
-    pending user, ``TooManyRequestsException`` (429), even for the right code."""
+    """Sign the pending user in with a live code or an unused recovery code, or with
+    ``passkey`` (the answer of ``navigator.credentials.get()`` to this session's
+    ``challenge`` options, ``appframework.passkeys``), and return them; None (pending
+    state kept for a retry) for a wrong code or no pending challenge. A refused passkey
+    raises ``PasskeyRefused`` (403, its code says why), the pending state kept too. Past
+    ``rate_limit_attempts`` tries in ``rate_limit_window`` seconds per pending user,
+    ``TooManyRequestsException`` (429), even for the right code or passkey."""
     from django.contrib.auth import get_user_model
 
     from ..auth.sessions import login
@@ -271,7 +278,11 @@ def complete_challenge(
     if not constant_time_compare(str(pending.get("hash", "")), user.get_session_auth_hash()):
         _session(request).pop(PENDING_SESSION_KEY, None)
         return None
-    if not verify_and_consume(user, code):
+    if passkey is not None:
+        from ..passkeys.ceremonies import CHALLENGE, authenticate
+
+        authenticate(request, passkey, CHALLENGE, user)
+    elif not verify_and_consume(user, code):
         return None
     _session(request).pop(PENDING_SESSION_KEY, None)
     if limiter is not None:
@@ -282,15 +293,11 @@ def complete_challenge(
 
 def login_or_challenge(request: HttpRequest, user: Any) -> bool:
     """What a login view calls once the password is verified: logs the user in and
-    returns True, or — for a user with TOTP on — starts the challenge and returns False
-    (send them to the code form)."""
-    from ..auth.sessions import login
+    returns True, or — for a user with TOTP on or a passkey — starts the challenge and
+    returns False (send them to the code form)."""
+    from ..auth.sso import sign_in_or_challenge
 
-    if getattr(user, "mfa_enabled", False):
-        start_challenge(request, user)
-        return False
-    login(request, user)
-    return True
+    return sign_in_or_challenge(request, user)
 
 
 astart_challenge = sync_to_async(start_challenge)
@@ -305,8 +312,9 @@ async def alogin_or_challenge(request: HttpRequest, user: Any) -> bool:
 
 async def acomplete_challenge(
     request: HttpRequest,
-    code: Any,
+    code: Any = None,
     *,
+    passkey: Any = None,
     rate_limit: bool = True,
     rate_limit_attempts: int = 5,
     rate_limit_window: float = 60.0,
@@ -315,6 +323,7 @@ async def acomplete_challenge(
     return await sync_to_async(complete_challenge)(
         request,
         code,
+        passkey=passkey,
         rate_limit=rate_limit,
         rate_limit_attempts=rate_limit_attempts,
         rate_limit_window=rate_limit_window,

@@ -10,8 +10,6 @@ import time
 from typing import Any
 from urllib.parse import quote, urlencode
 
-import pyotp
-
 __all__ = ["STEP", "generate_secret", "matching_counter", "provisioning_uri", "verify_totp"]
 
 STEP = 30
@@ -54,6 +52,10 @@ def matching_counter(
     candidate = _code(code)
     if candidate is None or not isinstance(secret, str) or not secret:
         return None
+    # Imported here: the challenge (flows) runs for passkey users too, in projects
+    # installed without the "mfa" extra that brings pyotp.
+    import pyotp
+
     try:
         totp = pyotp.TOTP(secret, digits=DIGITS, interval=STEP)
         current = totp.timecode(_datetime(now))

@@ -1,0 +1,107 @@
+"""/account/passkeys: the list with when each was last used, rename, remove; removing
+the last second factor asks for a current one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from appframework.passkeys.models import Passkey
+from tests.conftest import enable_totp, login_client
+
+from .authenticator import SoftAuthenticator
+from .conftest import JSON, add_passkey, code_of, options, passwordless
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def alice(user: Any) -> Client:
+    return login_client(Client(), user)
+
+
+def test_the_list_shows_when_each_passkey_was_last_used(
+    alice: Client, authenticator: SoftAuthenticator
+) -> None:
+    add_passkey(alice, authenticator, "Laptop")
+    add_passkey(alice, SoftAuthenticator(), "Phone")
+    assert passwordless(Client(), authenticator).status_code == 302
+    page = alice.get("/account/passkeys", HTTP_ACCEPT="text/html").content.decode()
+    laptop, phone = page.index("Laptop"), page.index("Phone")
+    assert laptop < phone
+    assert page[phone:].count("never") >= 1 and "never" not in page[laptop:phone]
+
+
+def test_rename_own_passkeys_only(
+    alice: Client, authenticator: SoftAuthenticator, other_user: Any
+) -> None:
+    passkey = add_passkey(alice, authenticator)
+    response = alice.post(
+        "/account/passkeys", {"action": "rename", "id": passkey.pk, "name": "Work"}
+    )
+    assert response.status_code == 200 and "Passkey renamed." in response.content.decode()
+    passkey.refresh_from_db()
+    assert passkey.name == "Work"
+    bob = login_client(Client(), other_user)
+    theirs = bob.post(
+        "/account/passkeys", {"action": "rename", "id": passkey.pk, "name": "Mine"}, **JSON
+    )
+    assert (theirs.status_code, code_of(theirs)) == (404, "passkey_not_found")
+    blank = alice.post(
+        "/account/passkeys", {"action": "rename", "id": passkey.pk, "name": " "}, **JSON
+    )
+    assert (blank.status_code, code_of(blank)) == (422, "passkey_name_invalid")
+    passkey.refresh_from_db()
+    assert passkey.name == "Work"
+
+
+def test_removing_one_of_two_needs_nothing_more(
+    alice: Client, authenticator: SoftAuthenticator
+) -> None:
+    first = add_passkey(alice, authenticator)
+    add_passkey(alice, SoftAuthenticator(), "Phone")
+    response = alice.post("/account/passkeys", {"action": "remove", "id": first.pk})
+    assert response.status_code == 200 and "Passkey removed." in response.content.decode()
+    assert list(Passkey.objects.values_list("name", flat=True)) == ["Phone"]
+    # The removed one signs nobody in any more.
+    assert code_of(passwordless(Client(), authenticator)) == "passkey_unknown"
+
+
+def test_removing_the_last_factor_asks_for_a_current_one(
+    alice: Client, authenticator: SoftAuthenticator
+) -> None:
+    passkey = add_passkey(alice, authenticator)
+    page = alice.get("/account/passkeys", HTTP_ACCEPT="text/html").content.decode()
+    assert 'data-passkey="confirm"' in page
+    refused = alice.post("/account/passkeys", {"action": "remove", "id": passkey.pk}, **JSON)
+    assert (refused.status_code, code_of(refused)) == (422, "passkey_last_factor")
+    # Another authenticator's answer is no proof.
+    stranger = SoftAuthenticator()
+    stranger.rp_id, stranger.user_handle = "testserver", authenticator.user_handle
+    wrong = stranger.get(options(alice, "confirm"))
+    response = alice.post(
+        "/account/passkeys", {"action": "remove", "id": passkey.pk, "credential": wrong}, **JSON
+    )
+    assert code_of(response) == "passkey_unknown"
+    proof = authenticator.get(options(alice, "confirm"))
+    response = alice.post(
+        "/account/passkeys", {"action": "remove", "id": passkey.pk, "credential": proof}
+    )
+    assert response.status_code == 200
+    assert not Passkey.objects.exists()
+
+
+def test_with_totp_on_the_last_passkey_is_not_the_last_factor(
+    user: Any, alice: Client, authenticator: SoftAuthenticator
+) -> None:
+    passkey = add_passkey(alice, authenticator)
+    enable_totp(user)
+    response = alice.post("/account/passkeys", {"action": "remove", "id": passkey.pk})
+    assert response.status_code == 200 and not Passkey.objects.exists()
+
+
+def test_an_unknown_action_is_422(alice: Client) -> None:
+    response = alice.post("/account/passkeys", {"action": "steal"}, **JSON)
+    assert (response.status_code, code_of(response)) == (422, "invalid_action")
