@@ -1,8 +1,10 @@
 """Demo project settings; also the base of the test settings (tests/settings.py).
 
 SQLite, locmem cache and eager Celery by default; ``DATABASE_URL=postgres://...``
-selects PostgreSQL. appframework's environment variables (APP_SECRET_KEY, SESSION_*,
-CSRF_*, API_TOKEN_EXPIRES_IN, SECURITY_HEADERS_*; docs/settings.md) are applied last by
+selects PostgreSQL, ``REDIS_URL=redis://host:port`` puts every shared store (caches) on
+Redis and ``CELERY_BROKER_URL`` a real broker (``scripts/cluster`` sets all three).
+appframework's environment variables (APP_SECRET_KEY, SESSION_*, CSRF_*,
+API_TOKEN_EXPIRES_IN, SECURITY_HEADERS_*; docs/settings.md) are applied last by
 ``apply_environment``.
 
 Safe by default: DEBUG is off unless ``DEBUG=1`` (``scripts/demo`` sets it), and no
@@ -197,6 +199,23 @@ CACHES = {
         "OPTIONS": {"MAX_ENTRIES": 100_000},
     },
 }
+if os.environ.get("REDIS_URL"):
+    # Several processes (scripts/cluster, docs/deploy.md): every shared store on Redis,
+    # with short socket timeouts so that a Redis away is a quick 503, not a hung worker.
+    _REDIS = os.environ["REDIS_URL"].rstrip("/")
+    _REDIS_OPTIONS = {"socket_connect_timeout": 1, "socket_timeout": 1}
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": f"{_REDIS}/1",
+            "OPTIONS": _REDIS_OPTIONS,
+        },
+        "revocations": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": f"{_REDIS}/2",
+            "OPTIONS": _REDIS_OPTIONS,
+        },
+    }
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -273,6 +292,11 @@ if os.environ.get("GRAPHIQL_ASSETS_DIR"):
     APPFRAMEWORK["GRAPHQL"]["GRAPHIQL_ASSETS"] = assets_from_directory(
         os.environ["GRAPHIQL_ASSETS_DIR"]
     )
+
+if os.environ.get("CLIENT_IP_HEADER"):
+    # Behind a load balancer (scripts/cluster): the client's address is the last one it
+    # appended to this header, not the balancer's own (the throttles count per client).
+    APPFRAMEWORK["RATE_LIMIT"] = {"CLIENT_IP_HEADER": os.environ["CLIENT_IP_HEADER"]}
 
 from appframework.env import apply_environment  # noqa: E402
 

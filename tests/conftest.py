@@ -23,6 +23,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "real_hashing: keep Django's real PBKDF2 iteration count")
     config.addinivalue_line(
         "markers",
+        "cluster: starts the demo as several app servers and Celery workers (tests/cluster)",
+    )
+    config.addinivalue_line(
+        "markers",
         "postgresql: needs PostgreSQL (row locks, row-level security), or runs once per "
         "./scripts/test (the webhook chaos run); the SQLite runs deselect it and the "
         "PostgreSQL run executes it",

@@ -1,0 +1,411 @@
+"""The demo on several processes sharing one PostgreSQL and one Redis (``scripts/cluster``).
+
+    python -m testproject.cluster [--servers 3] [--workers 2] [--port 8101]
+                                  [--database-url postgres://postgres@127.0.0.1:5432/test]
+
+Starts, each in a process group of its own:
+
+* a ``redis-server`` of its own on a free port (append-only file on, so a restart keeps
+  queued deliveries; ``maxmemory-policy noeviction``): caches on databases 1 and 2, the
+  Celery broker on 0. Its own, so that restarting it disturbs no other user of Redis;
+* a scratch PostgreSQL database next to ``--database-url`` (``cluster_<pid>``),
+  migrated and seeded with the demo's accounts, dropped at the end;
+* ``--servers`` gunicorn app servers (``gthread``, one process, four threads each) on
+  ports ``--port``, ``--port + 1``, ...;
+* ``--workers`` Celery workers (prefork, two processes each).
+
+Settings are the documented deployment's (docs/deploy.md), not a test's: DEBUG off, one
+random ``APP_SECRET_KEY`` shared by every process, every shared store on Redis
+(``REDIS_URL``), Celery on Redis (``CELERY_BROKER_URL``), and the client's address read
+from ``X-Forwarded-For`` as behind a load balancer (``CLIENT_IP_HEADER``). Prints the
+servers' URLs and runs until Ctrl-C. ``Cluster`` is what ``tests/cluster`` drive.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+from urllib.request import urlopen
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/test"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _die_with_parent() -> None:
+    # Linux: SIGTERM when the cluster's owner dies, however it dies.
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
+
+
+@dataclass
+class Process:
+    """One component: started in its own process group, its output in ``log``."""
+
+    name: str
+    argv: list[str]
+    env: dict[str, str]
+    log: Path
+    popen: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        with open(self.log, "ab") as out:
+            self.popen = subprocess.Popen(
+                self.argv,
+                cwd=ROOT,
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_die_with_parent,
+            )
+
+    @property
+    def alive(self) -> bool:
+        return self.popen is not None and self.popen.poll() is None
+
+    def signal(self, sig: int) -> None:
+        if self.popen is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.popen.pid, sig)
+
+    def kill(self) -> None:
+        """SIGKILL to the whole group (a crash: nothing finishes its work)."""
+        self.signal(signal.SIGKILL)
+        if self.popen is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.popen.wait(10)
+
+    def stop(self, grace: float = 20.0) -> None:
+        """SIGTERM (a graceful stop), then SIGKILL after ``grace`` seconds."""
+        if self.popen is None:
+            return
+        if self.popen.poll() is None:
+            self.signal(signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.popen.wait(grace)
+        self.kill()
+
+    def tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+
+@dataclass
+class Cluster:
+    servers: int = 3
+    workers: int = 2
+    port: int = 0
+    database_url: str = DEFAULT_DATABASE_URL
+    workdir: Path | None = None
+    redis_port: int = 0
+    database: str = ""
+    env: dict[str, str] = field(default_factory=dict)
+    redis: Process | None = None
+    app_servers: list[Process] = field(default_factory=list)
+    celery_workers: list[Process] = field(default_factory=list)
+    _own_workdir: bool = False
+
+    # -- what clients use ------------------------------------------------------------------
+    @property
+    def urls(self) -> list[str]:
+        return [f"http://127.0.0.1:{self.server_port(i)}" for i in range(self.servers)]
+
+    def server_port(self, index: int) -> int:
+        return self.port + index
+
+    @property
+    def redis_url(self) -> str:
+        return f"redis://127.0.0.1:{self.redis_port}"
+
+    # -- start and stop ----------------------------------------------------------------------
+    def start(self) -> Cluster:
+        if shutil.which("redis-server") is None:
+            raise RuntimeError("redis-server is not installed (apt-get install redis-server)")
+        if self.workdir is None:
+            self.workdir = Path(tempfile.mkdtemp(prefix="appframework-cluster-"))
+            self._own_workdir = True
+        self.port = self.port or free_port()
+        self.redis_port = self.redis_port or free_port()
+        self.database = f"cluster_{os.getpid()}_{secrets.token_hex(3)}"
+        self.env = self._environment()
+        try:
+            self.redis = Process(
+                "redis",
+                [
+                    "redis-server",
+                    "--port",
+                    str(self.redis_port),
+                    "--bind",
+                    "127.0.0.1",
+                    "--dir",
+                    str(self.workdir),
+                    "--appendonly",
+                    "yes",
+                    "--save",
+                    "",
+                    "--maxmemory-policy",
+                    "noeviction",
+                ],
+                self.env,
+                self.workdir / "redis.log",
+            )
+            self.redis.start()
+            self._wait_redis()
+            self._create_database()
+            for i in range(self.servers):
+                self.app_servers.append(self._app_server(i))
+                self.app_servers[-1].start()
+            for i in range(self.workers):
+                self.celery_workers.append(self._worker(i))
+                self.celery_workers[-1].start()
+            for i in range(self.servers):
+                self.wait_server(i)
+            for i in range(self.workers):
+                self.wait_worker(i)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        for process in [*self.app_servers, *self.celery_workers]:
+            process.stop()
+        if self.redis is not None:
+            self.redis.stop()
+        if self.database:
+            with contextlib.suppress(Exception):
+                self._admin_sql(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
+        if self._own_workdir and self.workdir is not None and not os.environ.get("CLUSTER_KEEP"):
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> Cluster:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    # -- faults ------------------------------------------------------------------------------
+    def kill_server(self, index: int) -> None:
+        self.app_servers[index].kill()
+
+    def restart_server(self, index: int) -> None:
+        self.app_servers[index].stop()
+        self.app_servers[index].start()
+        self.wait_server(index)
+
+    def kill_worker(self, index: int) -> None:
+        self.celery_workers[index].kill()
+
+    def start_worker(self, index: int) -> None:
+        self.celery_workers[index].start()
+        self.wait_worker(index)
+
+    def stop_redis(self) -> None:
+        assert self.redis is not None
+        self.redis.stop()  # SIGTERM: Redis writes its append-only file, then exits
+
+    def start_redis(self) -> None:
+        assert self.redis is not None
+        self.redis.start()
+        self._wait_redis()
+
+    # -- helpers -------------------------------------------------------------------------------
+    def manage(self, *args: str, timeout: float = 300) -> str:
+        """``manage.py`` with the cluster's settings; its output (raises on failure)."""
+        done = subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{done.stderr[-3000:]}")
+        return done.stdout
+
+    def wait_server(self, index: int, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        process = self.app_servers[index]
+        while time.monotonic() < deadline:
+            if not process.alive:
+                raise RuntimeError(f"{process.name} exited:\n{process.tail()}")
+            with (
+                contextlib.suppress(OSError),
+                urlopen(f"{self.urls[index]}/login", timeout=2) as response,
+            ):
+                if response.status == 200:
+                    return
+            time.sleep(0.2)
+        raise RuntimeError(f"{process.name} did not answer:\n{process.tail()}")
+
+    def wait_worker(self, index: int, timeout: float = 60) -> None:
+        process = self.celery_workers[index]
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not process.alive:
+                raise RuntimeError(f"{process.name} exited:\n{process.tail()}")
+            if " ready." in process.tail(200):
+                return
+            time.sleep(0.2)
+        raise RuntimeError(f"{process.name} is not ready:\n{process.tail()}")
+
+    def _environment(self) -> dict[str, str]:
+        env = {
+            key: value
+            for key, value in os.environ.items()
+            if not key.startswith(("DJANGO_", "CELERY_", "DATABASE_URL", "REDIS_URL"))
+        }
+        parts = urlsplit(self.database_url)
+        env.update(
+            DJANGO_SETTINGS_MODULE="testproject.settings",
+            DATABASE_URL=urlunsplit(parts._replace(path=f"/{self.database}")),
+            REDIS_URL=self.redis_url,
+            CELERY_BROKER_URL=f"{self.redis_url}/0",
+            APP_SECRET_KEY=secrets.token_urlsafe(48),
+            DEBUG="0",
+            CLIENT_IP_HEADER="X-Forwarded-For",
+            DEMO_BASE_URL=f"http://127.0.0.1:{self.port}",
+            PYTHONPATH=str(ROOT),
+        )
+        return env
+
+    def _admin_sql(self, sql: str) -> None:
+        import psycopg
+
+        parts = urlsplit(self.database_url)
+        with psycopg.connect(
+            host=parts.hostname or "127.0.0.1",
+            port=parts.port or 5432,
+            user=parts.username or "postgres",
+            password=parts.password or "",
+            dbname=parts.path.lstrip("/") or "postgres",
+            autocommit=True,
+            connect_timeout=5,
+        ) as connection:
+            connection.execute(sql)  # type: ignore[arg-type]
+
+    def _create_database(self) -> None:
+        self._admin_sql(f'CREATE DATABASE "{self.database}"')
+        self.manage("migrate", "--no-input", "-v", "0")
+        self.manage("seed_demo")
+
+    def _wait_redis(self, timeout: float = 20) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with (
+                contextlib.suppress(OSError),
+                socket.create_connection(("127.0.0.1", self.redis_port), timeout=1) as sock,
+            ):
+                sock.sendall(b"PING\r\n")
+                if sock.recv(64).startswith(b"+PONG"):
+                    return
+            time.sleep(0.1)
+        raise RuntimeError("redis-server did not start")
+
+    def _app_server(self, index: int) -> Process:
+        assert self.workdir is not None
+        return Process(
+            f"app server {index + 1}",
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "testproject.wsgi:application",
+                "--bind",
+                f"127.0.0.1:{self.server_port(index)}",
+                "--workers",
+                "1",
+                "--worker-class",
+                "gthread",
+                "--threads",
+                "4",
+                "--graceful-timeout",
+                "5",
+            ],
+            self.env,
+            self.workdir / f"server-{index + 1}.log",
+        )
+
+    def _worker(self, index: int) -> Process:
+        assert self.workdir is not None
+        return Process(
+            f"celery worker {index + 1}",
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "testproject",
+                "worker",
+                "--pool",
+                "prefork",
+                "--concurrency",
+                "2",
+                "--hostname",
+                f"cluster-{index + 1}-{os.getpid()}@%h",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+                "--loglevel",
+                "INFO",
+            ],
+            self.env,
+            self.workdir / f"worker-{index + 1}.log",
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--servers", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--port", type=int, default=8101, help="the first app server's port")
+    parser.add_argument(
+        "--database-url", default=os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL)
+    )
+    args = parser.parse_args(argv)
+    cluster = Cluster(
+        servers=args.servers, workers=args.workers, port=args.port, database_url=args.database_url
+    )
+
+    def terminate(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, terminate)
+    with cluster:
+        print(f"redis {cluster.redis_url}; database {cluster.database}; logs {cluster.workdir}")
+        for url in cluster.urls:
+            print(f"app server {url}")
+        print("Ctrl-C stops everything.", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            while True:
+                time.sleep(1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,304 @@
+"""The suite on several processes: three gunicorn app servers and two Celery workers of the
+demo sharing one PostgreSQL database and one Redis (``testproject.cluster``, what
+``scripts/cluster`` starts), driven over real HTTP with every flow spread round-robin
+over the servers. What spans requests must hold across processes: the login throttle
+counts on every server, a logout on one ends the cookie and its tokens on the others,
+tenants stay apart under concurrent load, webhooks survive a worker and an app server
+killed mid-run, and Redis going away is a 503 that heals without a restart.
+
+Marked ``cluster`` and ``postgresql``: ``./scripts/test`` runs them once, in the
+PostgreSQL stage (about a minute and a half)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+import requests
+
+from tests.conftest import skip_or_fail_on_ci
+
+pytestmark = [pytest.mark.cluster, pytest.mark.postgresql]
+
+CSRF_COOKIE = "csrf_token"
+EDITOR = ("editor@example.com", "editor-password")
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    import shutil
+
+    from testproject.cluster import Cluster
+
+    if shutil.which("redis-server") is None:
+        skip_or_fail_on_ci("redis-server is not installed (apt-get install redis-server)")
+    with Cluster(servers=3, workers=2) as running:
+        yield running
+
+
+class Browser:
+    """A requests session that goes to whichever server it is given, as a browser
+    behind a load balancer would, from one client address."""
+
+    def __init__(self, address: str) -> None:
+        self.session = requests.Session()
+        self.session.trust_env = False
+        self.address = address
+
+    def _headers(self, base: str, extra: dict[str, str] | None = None) -> dict[str, str]:
+        return {"X-Forwarded-For": self.address, "Origin": base, **(extra or {})}
+
+    def get(self, base: str, path: str, **kwargs: Any) -> requests.Response:
+        headers = self._headers(base, kwargs.pop("headers", None))
+        return self.session.get(base + path, headers=headers, timeout=20, **kwargs)
+
+    def post(self, base: str, path: str, data: dict[str, str], **kwargs: Any) -> requests.Response:
+        page = self.get(base, "/login")  # a fresh CSRF cookie and form token
+        token = re.search(r'name="_token" value="([^"]+)"', page.text)
+        assert token, page.text[:300]
+        headers = self._headers(base, kwargs.pop("headers", None))
+        headers["Referer"] = base + path
+        return self.session.post(
+            base + path,
+            data={"_token": token.group(1), **data},
+            headers=headers,
+            timeout=20,
+            allow_redirects=False,
+            **kwargs,
+        )
+
+    def login(self, base: str, email: str, password: str) -> requests.Response:
+        return self.post(base, "/login", {"email": email, "password": password})
+
+
+def _round_robin(cluster: Any) -> Iterator[str]:
+    return itertools.cycle(cluster.urls)
+
+
+def test_every_server_answers_and_shares_the_seeded_database(cluster: Any) -> None:
+    for base in cluster.urls:
+        response = requests.get(base + "/posts", timeout=10)
+        assert response.status_code == 200
+        assert response.json()["posts"], base
+
+
+def test_the_login_throttle_counts_attempts_made_on_every_server(cluster: Any) -> None:
+    """Five wrong passwords per (account, address) in five minutes, spread over three
+    servers: the sixth attempt is 429 wherever it lands, the right password included."""
+    browser = Browser("198.51.100.7")
+    servers = _round_robin(cluster)
+    statuses = [
+        browser.login(next(servers), "reader@example.com", "wrong-password").status_code
+        for _ in range(5)
+    ]
+    assert 429 not in statuses, statuses
+    for _ in range(3):
+        assert browser.login(next(servers), "reader@example.com", "wrong").status_code == 429
+    assert browser.login(next(servers), "reader@example.com", "reader-password").status_code == 429
+    # Another client address is counted apart: its right password works.
+    assert (
+        Browser("198.51.100.8")
+        .login(next(servers), *("reader@example.com", "reader-password"))
+        .status_code
+        == 302
+    )
+
+
+def test_logout_on_one_server_ends_the_cookie_and_its_tokens_on_the_others(cluster: Any) -> None:
+    a, b, c = cluster.urls
+    browser = Browser("198.51.100.20")
+    assert browser.login(a, *EDITOR).status_code == 302
+    token = browser.post(a, "/token", {}).json()["token"]
+    bearer = {"Authorization": f"Bearer {token}"}
+    assert browser.get(b, "/account/mfa").status_code == 200  # the session, on B
+    assert requests.get(c + "/api/me", headers=bearer, timeout=10).status_code == 200
+    kept = dict(browser.session.cookies)
+
+    assert browser.post(a, "/logout", {}).status_code in (302, 303)
+
+    replay = requests.Session()
+    replay.cookies.update(kept)  # a copy of the cookie kept from before the logout
+    answer = replay.get(b + "/account/mfa", headers={"Accept": "application/json"}, timeout=10)
+    assert answer.status_code == 401, answer.text[:200]
+    assert requests.get(c + "/api/me", headers=bearer, timeout=10).status_code == 401
+
+
+def test_tenants_stay_apart_under_concurrent_requests_on_every_server(cluster: Any) -> None:
+    """10,000 GET /posts from four threads, alternating X-Tenant 1 and 2 for a member of
+    both, round-robin over the servers: every row answered belongs to the tenant asked."""
+    browser = Browser("198.51.100.30")
+    assert browser.login(cluster.urls[0], *EDITOR).status_code == 302
+    token = browser.post(cluster.urls[0], "/token", {}).json()["token"]
+    total, threads = 10_000, 4
+    foreign = Counter[str]()
+    answered = Counter[int]()
+    lock = threading.Lock()
+
+    def run(worker: int) -> None:
+        session = requests.Session()
+        session.trust_env = False
+        bases = itertools.cycle(cluster.urls[worker % 3 :] + cluster.urls[: worker % 3])
+        for n in range(total // threads):
+            tenant = 1 + (n + worker) % 2
+            response = session.get(
+                next(bases) + "/posts",
+                headers={"Authorization": f"Bearer {token}", "X-Tenant": str(tenant)},
+                timeout=20,
+            )
+            rows = response.json()["posts"] if response.status_code == 200 else []
+            with lock:
+                answered[response.status_code] += 1
+                foreign["rows"] += len(rows)
+                foreign["foreign"] += sum(1 for row in rows if row["tenant_id"] != tenant)
+
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(run, range(threads)))
+    assert answered == {200: total}, answered
+    assert foreign["rows"] > total  # every answer listed rows
+    assert foreign["foreign"] == 0
+
+
+class _Receiver:
+    """Counts the webhook deliveries it gets: (endpoint path, X-Webhook-Id)."""
+
+    def __init__(self) -> None:
+        self.hits: list[tuple[str, str, bytes]] = []
+        self.lock = threading.Lock()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                with receiver.lock:
+                    receiver.hits.append((self.path, self.headers["X-Webhook-Id"], body))
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        class Server(ThreadingHTTPServer):
+            daemon_threads = True
+            request_queue_size = 256
+
+        self.server = Server(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def delivered(self) -> set[tuple[str, int]]:
+        """(endpoint, user id) of every complete delivery (a request cut short by a
+        kill is not one)."""
+        found = set()
+        with self.lock:
+            for path, _, body in self.hits:
+                try:
+                    found.add((path, int(json.loads(body)["data"]["user_id"])))
+                except ValueError:
+                    continue
+        return found
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_webhooks_survive_a_killed_worker_and_a_killed_app_server(cluster: Any) -> None:
+    """2,000 deliveries (20 sign-ups x 100 endpoints, first attempts in batches) while
+    one Celery worker is SIGKILLed and restarted and one app server is SIGKILLed: every
+    delivery arrives, repeats are counted and bounded by the batches in flight."""
+    receiver = _Receiver()
+    try:
+        cluster.manage(
+            "shell",
+            "-c",
+            "from appframework_webhooks.models import WebhookEndpoint as E;"
+            "E.objects.filter(event='user.registered').update(active=False);"
+            f"E.objects.bulk_create(E(url='{receiver.url}/e/%d' % i, event='user.registered',"
+            " secret='s') for i in range(100))",
+        )
+        signups = 20
+        bases = _round_robin(cluster)
+        created: list[str] = []
+        for n in range(signups):
+            if n == 6:
+                cluster.kill_worker(0)
+            if n == 10:
+                cluster.kill_server(2)
+            if n == 12:
+                cluster.start_worker(0)
+            email = f"cluster-{n}@example.com"
+            for _ in range(3):  # a killed server: the balancer sends the retry elsewhere
+                base = next(bases)
+                try:
+                    response = Browser(f"203.0.113.{n}").post(
+                        base, "/signup", {"email": email, "password": "a-cluster-passphrase"}
+                    )
+                except requests.ConnectionError:
+                    continue
+                assert response.status_code == 302, response.text[:300]
+                created.append(email)
+                break
+        assert len(created) == signups
+        expected = signups * 100
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            with receiver.lock:
+                distinct = {
+                    (path, json.loads(body)["data"]["user_id"]) for path, _, body in receiver.hits
+                }
+            if len(distinct) >= expected:
+                break
+            time.sleep(0.5)
+        with receiver.lock:
+            hits = list(receiver.hits)
+        distinct_ids = {delivery_id for _, delivery_id, _ in hits}
+        assert len(distinct) == expected, f"lost {expected - len(distinct)} of {expected}"
+        assert len(distinct_ids) == expected
+        repeats = len(hits) - len(distinct_ids)
+        # At most the batches in flight when the worker died (2 processes x 100) again.
+        assert repeats <= 200, repeats
+        print(f"cluster webhooks: {expected} delivered, {repeats} repeats")
+    finally:
+        receiver.close()
+        if not cluster.app_servers[2].alive:
+            cluster.restart_server(2)
+
+
+def test_redis_away_is_a_503_and_the_cluster_heals_without_a_restart(cluster: Any) -> None:
+    browser = Browser("198.51.100.40")
+    base = cluster.urls[0]
+    assert browser.login(base, *EDITOR).status_code == 302
+    json_accept = {"Accept": "application/json"}
+    assert browser.get(base, "/account/mfa").status_code == 200
+
+    cluster.stop_redis()
+    try:
+        for server in cluster.urls:
+            response = browser.get(server, "/account/mfa", headers=json_accept)
+            assert response.status_code == 503, response.text[:300]
+            assert response.headers["Content-Type"].startswith("application/problem+json")
+            assert response.json()["code"] == "service_unavailable"
+            assert response.headers["Retry-After"] == "5"
+        # A login while the throttle cannot count is refused, not let through.
+        stranger = Browser("198.51.100.41")
+        page = stranger.session.get(base + "/login", timeout=20)
+        assert page.status_code in (200, 503)
+    finally:
+        cluster.start_redis()
+
+    # Back without restarting anything: the same session works on every server.
+    for server in cluster.urls:
+        response = browser.get(server, "/account/mfa")
+        assert response.status_code == 200, response.text[:300]
