@@ -12,7 +12,10 @@ Starts, each in a process group of its own:
   migrated and seeded with the demo's accounts, dropped at the end;
 * ``--servers`` gunicorn app servers (``gthread``, one process, four threads each) on
   ports ``--port``, ``--port + 1``, ...;
-* ``--workers`` Celery workers (prefork, two processes each).
+* ``--workers`` Celery workers (prefork, two processes each);
+* the local OpenID Connect provider and SAML IdP (``testproject.local_idp``), which the
+  app servers sign in at (``alice`` / ``password``). Sign-in callbacks name the first
+  server's address, as a deployment names its load balancer's.
 
 Settings are the documented deployment's (docs/deploy.md), not a test's: DEBUG off, one
 random ``APP_SECRET_KEY`` shared by every process, every shared store on Redis
@@ -125,6 +128,8 @@ class Cluster:
     database: str = ""
     env: dict[str, str] = field(default_factory=dict)
     redis: Process | None = None
+    idp: Process | None = None
+    idp_url: str = ""
     app_servers: list[Process] = field(default_factory=list)
     celery_workers: list[Process] = field(default_factory=list)
     _own_workdir: bool = False
@@ -175,6 +180,7 @@ class Cluster:
             )
             self.redis.start()
             self._wait_redis()
+            self._start_idp()
             self._create_database()
             for i in range(self.servers):
                 self.app_servers.append(self._app_server(i))
@@ -194,6 +200,8 @@ class Cluster:
     def stop(self) -> None:
         for process in [*self.app_servers, *self.celery_workers]:
             process.stop()
+        if self.idp is not None:
+            self.idp.stop(grace=5)
         if self.redis is not None:
             self.redis.stop()
         if self.database:
@@ -314,6 +322,54 @@ class Cluster:
         self.manage("migrate", "--no-input", "-v", "0")
         self.manage("seed_demo")
 
+    def _start_idp(self, timeout: float = 60) -> None:
+        assert self.workdir is not None
+        data = self.workdir / "local-idp"
+        data.mkdir(exist_ok=True)
+        base = self.env["DEMO_BASE_URL"]
+        env = {k: v for k, v in self.env.items() if not k.startswith(("DJANGO_", "LOCAL_IDP"))}
+        env["PYTHONUNBUFFERED"] = "1"
+        self.idp = Process(
+            "local idp",
+            [
+                sys.executable,
+                "-m",
+                "testproject.local_idp",
+                "--port",
+                "0",
+                "--data-dir",
+                str(data),
+                "--redirect-uri",
+                f"{base}/auth/local/callback",
+                "--saml-sp",
+                f"{base}/saml/local/metadata={base}/saml/local/acs",
+            ],
+            env,
+            self.workdir / "local-idp.log",
+        )
+        self.idp.start()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            ready = [
+                line
+                for line in self.idp.tail(200).splitlines()
+                if line.startswith("local-idp ready ")
+            ]
+            if ready:
+                self.idp_url = ready[-1].split()[-1]
+                break
+            if not self.idp.alive:
+                raise RuntimeError(f"the local IdP exited:\n{self.idp.tail()}")
+            time.sleep(0.1)
+        else:
+            raise RuntimeError(f"the local IdP did not start:\n{self.idp.tail()}")
+        self.env.update(
+            OAUTH_LOCAL_ISSUER=f"{self.idp_url}/o",
+            SAML_IDP_ENTITY_ID=f"{self.idp_url}/saml/metadata",
+            SAML_IDP_SSO_URL=f"{self.idp_url}/saml/sso",
+            SAML_IDP_CERT=str(data / "saml-idp.crt.pem"),
+        )
+
     def _wait_redis(self, timeout: float = 20) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -398,6 +454,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, terminate)
     with cluster:
         print(f"redis {cluster.redis_url}; database {cluster.database}; logs {cluster.workdir}")
+        print(f"local IdP {cluster.idp_url} (alice / password)")
         for url in cluster.urls:
             print(f"app server {url}")
         print("Ctrl-C stops everything.", flush=True)

@@ -4,13 +4,16 @@ demo sharing one PostgreSQL database and one Redis (``testproject.cluster``, wha
 over the servers. What spans requests must hold across processes: the login throttle
 counts on every server, a logout on one ends the cookie and its tokens on the others,
 tenants stay apart under concurrent load, webhooks survive a worker and an app server
-killed mid-run, and Redis going away is a 503 that heals without a restart.
+killed mid-run, OAuth and SAML sign-ins started on one server complete on another and
+cannot be replayed on a third, and Redis going away is a 503 that heals without a
+restart.
 
 Marked ``cluster`` and ``postgresql``: ``./scripts/test`` runs them once, in the
 PostgreSQL stage (about a minute and a half)."""
 
 from __future__ import annotations
 
+import html
 import itertools
 import json
 import re
@@ -21,6 +24,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import pytest
 import requests
@@ -302,3 +306,74 @@ def test_redis_away_is_a_503_and_the_cluster_heals_without_a_restart(cluster: An
     for server in cluster.urls:
         response = browser.get(server, "/account/mfa")
         assert response.status_code == 200, response.text[:300]
+
+
+def _on(url: str, base: str) -> str:
+    """``url`` (naming the first server, as a load balancer's address) sent to ``base``."""
+    parts = urlsplit(url)
+    return urlunsplit(urlsplit(base)[:2] + parts[2:])
+
+
+def test_an_oauth_sign_in_started_on_one_server_completes_on_another_and_its_state_is_spent_everywhere(
+    cluster: Any,
+) -> None:
+    from tests.oauth.peer import ProviderBrowser
+
+    a, b, c = cluster.urls
+    browser = Browser("198.51.100.50")
+    start = browser.get(a, "/auth/local/redirect", allow_redirects=False)
+    assert start.status_code == 302, start.text[:300]
+    provider = ProviderBrowser()
+    try:
+        callback = provider.login_and_authorize(
+            start.headers["Location"], "alice", "password", f"{a}/auth/local/callback"
+        )
+    finally:
+        provider.close()
+
+    done = browser.get(b, _on(callback, b)[len(b) :], allow_redirects=False)
+    assert done.status_code == 302, done.text[:300]
+    assert browser.get(c, "/account/mfa").status_code == 200  # signed in, on C too
+
+    replayed = browser.get(c, _on(callback, c)[len(c) :], allow_redirects=False)
+    assert replayed.status_code == 403, replayed.text[:300]
+
+
+def test_a_saml_sign_in_started_on_one_server_completes_on_another_and_is_refused_when_replayed(
+    cluster: Any,
+) -> None:
+    from tests.oauth.peer import ProviderBrowser
+
+    a, b, c = cluster.urls
+    browser = Browser("198.51.100.60")
+    start = browser.get(a, "/saml/local/login", allow_redirects=False)
+    assert start.status_code == 302, start.text[:300]
+    idp = ProviderBrowser()
+    try:
+        page = idp.session.get(start.headers["Location"], timeout=30)
+        login = re.search(r'<form[^>]*action="([^"]*)"', page.text)
+        fields = dict(re.findall(r'name="([^"]+)" value="([^"]*)"', page.text))
+        if "SAMLResponse" not in fields:  # the IdP's login form first
+            assert login, page.text[:300]
+            fields.update(username="alice", password="password")
+            page = idp.session.post(urljoin(page.url, login.group(1)), data=fields, timeout=30)
+            fields = dict(re.findall(r'name="([^"]+)" value="([^"]*)"', page.text))
+    finally:
+        idp.close()
+    assert "SAMLResponse" in fields, page.text[:500]
+    posted = {k: html.unescape(v) for k, v in fields.items() if k in ("SAMLResponse", "RelayState")}
+
+    headers = {"X-Forwarded-For": browser.address, "Origin": cluster.idp_url}
+    done = browser.session.post(
+        f"{b}/saml/local/acs", data=posted, headers=headers, allow_redirects=False, timeout=30
+    )
+    if done.status_code == 303 and "resume=" in done.headers.get("Location", ""):
+        # The ACS reads the browser's cookies on a same-site GET after the IdP's POST.
+        done = browser.get(b, done.headers["Location"], allow_redirects=False)
+    assert done.status_code in (302, 303), done.text[:300]
+    assert browser.get(c, "/account/mfa").status_code == 200
+
+    replayed = browser.session.post(
+        f"{c}/saml/local/acs", data=posted, headers=headers, allow_redirects=False, timeout=30
+    )
+    assert replayed.status_code == 403, replayed.text[:300]
