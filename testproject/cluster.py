@@ -124,6 +124,9 @@ class Cluster:
     port: int = 0
     database_url: str = DEFAULT_DATABASE_URL
     workdir: Path | None = None
+    #: Seconds before Redis hands the job of a worker that died to another; None: the
+    #: deployment's (an hour). Short for fault runs, with retry waits below half of it.
+    visibility_timeout: int | None = None
     redis_port: int = 0
     database: str = ""
     env: dict[str, str] = field(default_factory=dict)
@@ -300,6 +303,9 @@ class Cluster:
             DEMO_BASE_URL=f"http://127.0.0.1:{self.port}",
             PYTHONPATH=str(ROOT),
         )
+        if self.visibility_timeout is not None:
+            env["CELERY_VISIBILITY_TIMEOUT"] = str(self.visibility_timeout)
+            env["WEBHOOKS_BACKOFF_CAP"] = str(max(1, self.visibility_timeout // 4))
         return env
 
     def _admin_sql(self, sql: str) -> None:

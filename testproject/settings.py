@@ -293,6 +293,16 @@ if os.environ.get("GRAPHIQL_ASSETS_DIR"):
         os.environ["GRAPHIQL_ASSETS_DIR"]
     )
 
+if os.environ.get("CELERY_VISIBILITY_TIMEOUT"):
+    # How long a job taken by a worker that died stays invisible before Redis hands it
+    # to another (docs/webhooks.md): short in the cluster's fault tests, with a backoff
+    # cap well below half of it (appframework_webhooks.W001).
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": int(os.environ["CELERY_VISIBILITY_TIMEOUT"]),
+        "unacked_restore_interval": 1,
+    }
+    APPFRAMEWORK["WEBHOOKS"]["BACKOFF_CAP"] = float(os.environ.get("WEBHOOKS_BACKOFF_CAP", 600))
+
 if os.environ.get("CLIENT_IP_HEADER"):
     # Behind a load balancer (scripts/cluster): the client's address is the last one it
     # appended to this header, not the balancer's own (the throttles count per client).
