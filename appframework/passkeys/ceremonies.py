@@ -184,7 +184,7 @@ def _check_authenticator_data(data: bytes, rp: RelyingParty, *, require_uv: bool
     # authenticatorData starts with the SHA-256 of the RP id, then the flags byte.
     if len(data) < 37:
         raise _malformed()
-    if data[:32] != hashlib.sha256(rp.id.encode("idna")).digest():
+    if data[:32] != hashlib.sha256(rp.id.encode("utf-8")).digest():
         raise _refused("passkey_rp_id")
     if require_uv and not data[32] & 0x04:
         raise _refused("passkey_user_verification")
