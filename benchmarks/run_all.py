@@ -35,6 +35,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "webhooks": [sys.executable, str(HERE / "webhooks.py")],
     "mfa": [sys.executable, str(HERE / "mfa.py")],
     "passkeys": [sys.executable, str(HERE / "passkeys.py")],
+    "cluster": [sys.executable, str(HERE / "cluster.py")],
     "graphql": ["bash", str(HERE / "graphql" / "run.sh")],
 }
 

@@ -19,8 +19,8 @@ Starts, each in a process group of its own:
 
 Settings are the documented deployment's (docs/deploy.md), not a test's: DEBUG off, one
 random ``APP_SECRET_KEY`` shared by every process, every shared store on Redis
-(``REDIS_URL``), Celery on Redis (``CELERY_BROKER_URL``), and the client's address read
-from ``X-Forwarded-For`` as behind a load balancer (``CLIENT_IP_HEADER``). Prints the
+(``REDIS_CACHE_URL``), Celery on Redis (``CELERY_BROKER_URL``), and the client's address
+read from ``X-Forwarded-For`` as behind a load balancer (``CLIENT_IP_HEADER``). Prints the
 servers' URLs and runs until Ctrl-C. ``Cluster`` is what ``tests/cluster`` drive.
 """
 
@@ -289,13 +289,13 @@ class Cluster:
         env = {
             key: value
             for key, value in os.environ.items()
-            if not key.startswith(("DJANGO_", "CELERY_", "DATABASE_URL", "REDIS_URL"))
+            if not key.startswith(("DJANGO_", "CELERY_", "DATABASE_URL", "REDIS_"))
         }
         parts = urlsplit(self.database_url)
         env.update(
             DJANGO_SETTINGS_MODULE="testproject.settings",
             DATABASE_URL=urlunsplit(parts._replace(path=f"/{self.database}")),
-            REDIS_URL=self.redis_url,
+            REDIS_CACHE_URL=self.redis_url,
             CELERY_BROKER_URL=f"{self.redis_url}/0",
             APP_SECRET_KEY=secrets.token_urlsafe(48),
             DEBUG="0",

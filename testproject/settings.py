@@ -1,8 +1,9 @@
 """Demo project settings; also the base of the test settings (tests/settings.py).
 
 SQLite, locmem cache and eager Celery by default; ``DATABASE_URL=postgres://...``
-selects PostgreSQL, ``REDIS_URL=redis://host:port`` puts every shared store (caches) on
-Redis and ``CELERY_BROKER_URL`` a real broker (``scripts/cluster`` sets all three).
+selects PostgreSQL, ``REDIS_CACHE_URL=redis://host:port`` puts every shared store (the
+caches) on Redis and ``CELERY_BROKER_URL`` selects a real broker (``scripts/cluster``
+sets all three).
 appframework's environment variables (APP_SECRET_KEY, SESSION_*, CSRF_*,
 API_TOKEN_EXPIRES_IN, SECURITY_HEADERS_*; docs/settings.md) are applied last by
 ``apply_environment``.
@@ -199,10 +200,10 @@ CACHES = {
         "OPTIONS": {"MAX_ENTRIES": 100_000},
     },
 }
-if os.environ.get("REDIS_URL"):
+if os.environ.get("REDIS_CACHE_URL"):
     # Several processes (scripts/cluster, docs/deploy.md): every shared store on Redis,
     # with short socket timeouts so that a Redis away is a quick 503, not a hung worker.
-    _REDIS = os.environ["REDIS_URL"].rstrip("/")
+    _REDIS = os.environ["REDIS_CACHE_URL"].rstrip("/")
     _REDIS_OPTIONS = {"socket_connect_timeout": 1, "socket_timeout": 1}
     CACHES = {
         "default": {
