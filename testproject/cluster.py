@@ -138,12 +138,14 @@ class Cluster:
     _own_workdir: bool = False
 
     # -- what clients use ------------------------------------------------------------------
+    ports: list[int] = field(default_factory=list)
+
     @property
     def urls(self) -> list[str]:
         return [f"http://127.0.0.1:{self.server_port(i)}" for i in range(self.servers)]
 
     def server_port(self, index: int) -> int:
-        return self.port + index
+        return self.ports[index]
 
     @property
     def redis_url(self) -> str:
@@ -156,7 +158,14 @@ class Cluster:
         if self.workdir is None:
             self.workdir = Path(tempfile.mkdtemp(prefix="appframework-cluster-"))
             self._own_workdir = True
-        self.port = self.port or free_port()
+        # A given --port: consecutive ports from it. Otherwise each its own free port (a
+        # port next to a free one may be some connection's ephemeral port).
+        self.ports = (
+            [self.port + i for i in range(self.servers)]
+            if self.port
+            else [free_port() for _ in range(self.servers)]
+        )
+        self.port = self.ports[0]
         self.redis_port = self.redis_port or free_port()
         self.database = f"cluster_{os.getpid()}_{secrets.token_hex(3)}"
         self.env = self._environment()

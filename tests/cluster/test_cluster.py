@@ -382,3 +382,37 @@ def test_a_saml_sign_in_started_on_one_server_completes_on_another_and_is_refuse
         f"{c}/saml/local/acs", data=posted, headers=headers, allow_redirects=False, timeout=30
     )
     assert replayed.status_code == 403, replayed.text[:300]
+
+
+def test_the_totp_challenge_limit_counts_codes_tried_on_every_server(cluster: Any) -> None:
+    """A user with TOTP on signs in with the password on one server; wrong codes tried on
+    the three servers in turn hit the challenge's limit (five a minute) together: the
+    sixth answer is 429 wherever it lands, the right code included."""
+    import pyotp
+
+    a, b, c = cluster.urls
+    email = "cluster-totp@example.com"
+    owner = Browser("198.51.100.70")
+    assert (
+        owner.post(a, "/signup", {"email": email, "password": "a-cluster-passphrase"}).status_code
+        == 302
+    )
+    page = owner.post(b, "/account/mfa", {"action": "enroll"})  # the page shows the secret
+    secret = re.search(r"<code>([A-Z2-7]{16,})</code>", page.text)
+    assert secret, page.text[-800:]
+    totp = pyotp.TOTP(secret.group(1))
+    confirmed = owner.post(c, "/account/mfa", {"action": "confirm", "code": totp.now()})
+    assert confirmed.status_code in (200, 302), confirmed.text[:300]
+
+    signer = Browser("198.51.100.71")
+    challenged = signer.post(a, "/login", {"email": email, "password": "a-cluster-passphrase"})
+    assert challenged.status_code == 302
+    assert "/login/mfa" in challenged.headers["Location"]
+    wrong = f"{(int(totp.now()) + 1) % 1_000_000:06d}"
+    servers = itertools.cycle([a, b, c])
+    statuses = [
+        signer.post(next(servers), "/login/mfa", {"code": wrong}).status_code for _ in range(5)
+    ]
+    assert 429 not in statuses, statuses
+    assert signer.post(next(servers), "/login/mfa", {"code": wrong}).status_code == 429
+    assert signer.post(next(servers), "/login/mfa", {"code": totp.now()}).status_code == 429
