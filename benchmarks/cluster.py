@@ -15,8 +15,9 @@ from ``--clients`` threads, each request sent round-robin to the app servers:
 The mix (per client loop): ``GET /posts`` with a bearer token and ``X-Tenant`` alternating
 between the two tenants of the user (every row checked against the tenant asked), a
 GraphQL query with the session cookie and CSRF header, ``GET /api/me`` with the token,
-a page behind the session, and every 20 s per client a sign-up (which hashes a password
-and fires ``user.registered`` to the demo's receiver through Celery). Reported per run: requests/s, p50/p99 latency, answers
+a page behind the session, and every 20 s per client a sign-in (a fresh session: the
+password form) and a sign-up (which fires ``user.registered`` to the demo's receiver
+through Celery), both hashing a password. Reported per run: requests/s, p50/p99 latency, answers
 that were not 2xx/3xx by cause (status and problem code, or the connection error), rows of
 a foreign tenant (must be 0); for the fault run, the errors inside the Redis outage, while
 the killed server was away and at any other time, and every sign-up's webhook delivered
@@ -117,14 +118,17 @@ def _client(
     api.headers["Authorization"] = f"Bearer {bearer}"
     n = 0
     next_signup = time.monotonic() + (number + 1) * SIGNUP_EVERY / 8
+    next_login = next_signup + SIGNUP_EVERY / 2
     while time.monotonic() < stop:
         n += 1
         base = next(servers)
         tenant = 1 + n % 2
         kind = ("posts", "graphql", "me", "page")[n % 4]
         if time.monotonic() >= next_signup:
-            # Rare, as in life: a sign-up hashes a password (PBKDF2, ~0.5 s of CPU).
+            # Rare, as in life: a sign-up or a sign-in hashes a password (PBKDF2, ~0.5 s).
             kind, next_signup = "signup", time.monotonic() + SIGNUP_EVERY
+        elif time.monotonic() >= next_login:
+            kind, next_login = "login", time.monotonic() + SIGNUP_EVERY
         t0 = time.monotonic()
         try:
             if kind == "posts":
@@ -144,6 +148,21 @@ def _client(
                 response = api.get(f"{base}/api/me", timeout=30)
             elif kind == "page":
                 response = session.get(f"{base}/account/mfa", timeout=30)
+            elif kind == "login":
+                visitor = _session(address)
+                form = visitor.get(f"{base}/login", timeout=30)
+                token = re.search(r'name="_token" value="([^"]+)"', form.text)
+                response = visitor.post(
+                    f"{base}/login",
+                    data={
+                        "_token": token.group(1) if token else "",
+                        "email": EDITOR[0],
+                        "password": EDITOR[1],
+                    },
+                    headers={"Origin": base, "Referer": f"{base}/login"},
+                    allow_redirects=False,
+                    timeout=30,
+                )
             else:
                 email = f"load-{run}-{number}-{n}@example.com"
                 visitor = _session(f"198.19.{number}.{n % 250}")
@@ -164,6 +183,8 @@ def _client(
                     with tally.lock:
                         tally.signups.append(email)
             cause = "" if response.status_code < 400 else _cause(response)
+            if kind == "login" and response.status_code == 200:
+                cause = "200 the form again (not signed in)"
             if kind == "posts" and response.status_code == 200:
                 rows = response.json()["posts"]
                 with tally.lock:
