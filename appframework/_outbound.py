@@ -1,8 +1,9 @@
 """Outbound HTTP sessions that carry no state from one peer to the next.
 
-A pooled ``requests.Session`` per worker thread keeps connections alive, but it also
-keeps a cookie jar: whatever one peer (a webhook receiver, an identity provider) sets
-would be sent to every other peer that thread talks to afterwards.
+A pooled ``requests.Session`` per thread keeps connections alive, but it also keeps a
+cookie jar: whatever one peer (an identity provider) sets would be sent to every other
+peer that thread talks to afterwards. (Webhook deliveries use no session at all: their
+client, ``appframework_webhooks._http``, has no cookie jar.)
 """
 
 from __future__ import annotations
@@ -37,9 +38,8 @@ class _RefuseAllCookies(CookiePolicy):
 
 
 class NoCookieJar(RequestsCookieJar):
-    """A jar that stays empty: the session is shared by every receiver a worker thread
-    delivers to (tenants' receivers on one host included), so a cookie one of them set
-    would reach the others. ``set_cookie`` is the one door every store goes through
+    """A jar that stays empty: the session is shared by every peer a thread talks to, so
+    a cookie one of them set would reach the others. ``set_cookie`` is the one door every store goes through
     (``Set-Cookie`` answers, ``jar.set``, merging into a request's jar)."""
 
     def __init__(self) -> None:

@@ -21,7 +21,7 @@ import urllib3
 from urllib3 import exceptions as u3
 from urllib3.util import Timeout, parse_url
 
-from .ssrf import _normalise_host, _parts, check_host, host_header
+from .ssrf import _normalise_host, _parts, check_host
 
 __all__ = ["Answer", "SendError", "post"]
 
@@ -69,6 +69,13 @@ def _manager() -> urllib3.PoolManager:
             ca_certs=_ca_bundle(),
         )
     return manager
+
+
+def _host_header(host: str, port: int, scheme: str) -> str:
+    """The ``Host`` value for ``host``: brackets around an IPv6 literal, the port unless
+    it is the scheme's default."""
+    shown = f"[{host}]" if ":" in host else host
+    return shown if port == (443 if scheme == "https" else 80) else f"{shown}:{port}"
 
 
 def _classify(exc: BaseException) -> SendError:
@@ -122,7 +129,7 @@ def post(
     address = check_host(host, port)
     name = _normalise_host(host)
     pool_kwargs = {"server_hostname": name, "assert_hostname": name} if scheme == "https" else {}
-    headers = {**headers, "Host": host_header(name, port, scheme)}
+    headers = {**headers, "Host": _host_header(name, port, scheme)}
     try:
         target = parse_url(url).request_uri  # percent-encodes what may not go on the wire
         pool = _manager().connection_from_host(address, port, scheme, pool_kwargs=pool_kwargs)

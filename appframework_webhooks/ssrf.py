@@ -1,39 +1,25 @@
-"""The private-address guard (SSRF) and the HTTP session that connects only to the
-address it checked.
+"""The private-address guard (SSRF): which addresses a webhook may be sent to.
 
 Checking a URL and then handing it to an HTTP client is not enough: the client resolves
 the name again, and a hostile DNS server can answer a public address to the check and
-127.0.0.1 to the connection (DNS rebinding). :class:`PinnedAddressAdapter` resolves the
-name once, checks every address it got, and connects to the checked one, keeping the
-name for ``Host``, SNI and certificate verification.
+127.0.0.1 to the connection (DNS rebinding). :func:`check_host` resolves the name once,
+checks every address it got and returns the one to connect to; the delivery client
+(``_http``) connects there, keeping the name for ``Host``, SNI and the certificate.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import socket
-import threading
-from collections.abc import Generator, Iterable
+from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
-import requests
-from requests.adapters import HTTPAdapter
-
-from appframework._outbound import NoCookieJar, StatelessSession
 from appframework.conf import app_settings, derived_setting
 
 from .exceptions import UnsafeWebhookUrlError
 
-__all__ = [
-    "NoCookieJar",
-    "PinnedAddressAdapter",
-    "WebhookSession",
-    "ensure_safe_webhook_url",
-    "host_header",
-    "is_public_address",
-    "webhook_session",
-]
+__all__ = ["check_host", "ensure_safe_webhook_url", "is_public_address"]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -212,13 +198,6 @@ def _parts(url: Any) -> tuple[str, str, int]:
     return parts.scheme, host, port or (443 if parts.scheme == "https" else 80)
 
 
-def host_header(host: str, port: int, scheme: str) -> str:
-    """The ``Host`` value for ``host``: brackets around an IPv6 literal, the port unless
-    it is the scheme's default."""
-    shown = f"[{host}]" if ":" in host else host
-    return shown if port == (443 if scheme == "https" else 80) else f"{shown}:{port}"
-
-
 def ensure_safe_webhook_url(url: Any) -> str:
     """Run the checks on demand (a form's ``clean``, before saving an endpoint): http or
     https, no credentials, and — with ``BLOCK_PRIVATE_NETWORK_TARGETS`` — every address
@@ -227,60 +206,3 @@ def ensure_safe_webhook_url(url: Any) -> str:
     since DNS answers change."""
     _, host, port = _parts(url)
     return check_host(host, port)
-
-
-class PinnedAddressAdapter(HTTPAdapter):
-    """Connects to the address :func:`check_host` approved, not to a second lookup."""
-
-    def build_connection_pool_key_attributes(
-        self, request: Any, verify: Any, cert: Any = None
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        host_params, pool_kwargs = super().build_connection_pool_key_attributes(
-            request, verify, cert
-        )
-        host = host_params["host"]
-        scheme = host_params["scheme"]
-        default_port = 443 if scheme == "https" else 80
-        port = host_params.get("port") or default_port
-        address = check_host(host, port)
-        request.headers["Host"] = host_header(host, port, scheme)
-        if scheme == "https":
-            pool_kwargs["assert_hostname"] = host
-            pool_kwargs["server_hostname"] = host
-        host_params["host"] = address
-        return host_params, pool_kwargs
-
-
-class WebhookSession(StatelessSession):
-    """Keep-alive connections without the rest of a browser's state: no cookies, no
-    redirects, nothing from the environment."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.trust_env = False
-        adapter = PinnedAddressAdapter()
-        self.mount("http://", adapter)
-        self.mount("https://", adapter)
-
-    def resolve_redirects(
-        self, resp: Any, req: Any, *args: Any, **kwargs: Any
-    ) -> Generator[Any, None, None]:
-        # Deliveries never follow a redirect. requests still walks one even with
-        # allow_redirects=False (to prepare ``Response.next``): it reads the whole answer,
-        # past RESPONSE_BODY_LIMIT and DEADLINE, and copies the 3xx's Set-Cookie into the
-        # prepared next request. Nothing of that is wanted.
-        yield from ()
-
-
-_local = threading.local()
-
-
-def webhook_session() -> requests.Session:
-    """This thread's session: keep-alive connections, the pinned adapter on http and
-    https, no cookies kept or sent, no redirect prepared, and no proxies or ``.netrc``
-    credentials from the environment (a proxy would be what the guard checked, and
-    netrc would hand receivers passwords)."""
-    session: requests.Session | None = getattr(_local, "session", None)
-    if session is None:
-        session = _local.session = WebhookSession()
-    return session

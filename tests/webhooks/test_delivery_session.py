@@ -1,12 +1,11 @@
-"""The HTTP session deliveries share, one per worker thread: it keeps connections alive
-(throughput) but nothing else a browser would keep. A cookie one receiver sets is
-neither stored nor sent to any receiver, itself included (receivers of different
-tenants can share a host), and a redirect is neither followed nor prepared, so its
-``Set-Cookie`` goes nowhere and its answer is read like any other (capped, within
-``DEADLINE``).
+"""The HTTP client deliveries share, one set of pools per worker thread: it keeps
+connections alive (throughput) but nothing else a browser would keep. A cookie one
+receiver sets is never sent to any receiver, itself included (receivers of different
+tenants can share a host), and a redirect is not followed, so its ``Set-Cookie`` goes
+nowhere and its answer is read like any other (capped, within ``DEADLINE``).
 
 The receivers are real listeners on 127.0.0.1, reached through ``deliver_once`` on the
-test's thread, the thread-local session a worker thread would use."""
+test's thread, the thread-local pools a worker thread would use."""
 
 from __future__ import annotations
 
@@ -19,7 +18,6 @@ from typing import Any
 import pytest
 
 from appframework_webhooks.delivery import AttemptResult, deliver_once
-from appframework_webhooks.ssrf import webhook_session
 
 from .conftest import webhook_settings
 from .receiver import Receiver, running_receiver
@@ -57,7 +55,6 @@ def test_a_cookie_set_by_one_receiver_reaches_no_other_receiver(
 
     (hit,) = receiver_b.wait_for(1)
     assert "Cookie" not in hit.headers
-    assert not webhook_session().cookies
 
 
 def test_a_cookie_set_by_a_receiver_is_not_sent_back_to_it(
@@ -73,19 +70,6 @@ def test_a_cookie_set_by_a_receiver_is_not_sent_back_to_it(
     assert all("Cookie" not in hit.headers for hit in hits)
 
 
-def test_a_cookie_put_in_the_session_jar_by_hand_is_not_kept(
-    receiver_a: Receiver, loopback_allowed: None
-) -> None:
-    """Whatever code touches the shared session, its jar stays empty."""
-    webhook_session().cookies.set("planted", "x", domain="127.0.0.1", path="/")
-
-    assert _deliver(receiver_a.url).success
-
-    (hit,) = receiver_a.wait_for(1)
-    assert "Cookie" not in hit.headers
-    assert not webhook_session().cookies
-
-
 def test_connections_are_still_kept_alive_between_deliveries(
     receiver_a: Receiver, loopback_allowed: None
 ) -> None:
@@ -98,24 +82,28 @@ def test_connections_are_still_kept_alive_between_deliveries(
     assert first.peer == second.peer  # one connection, reused
 
 
-def test_a_redirect_carrying_a_cookie_is_not_followed_even_when_asked(
+def test_a_redirect_carrying_a_cookie_is_not_followed_and_its_cookie_goes_nowhere(
     receiver_a: Receiver, receiver_b: Receiver, loopback_allowed: None
 ) -> None:
-    """The session itself refuses to walk a redirect, whatever a caller passes: the
-    3xx's cookie cannot travel to the Location, and no next request is prepared."""
+    """The 3xx is the attempt's answer (a retried failure): nothing is sent to its
+    Location, and its cookie comes back with no later delivery."""
     receiver_a.respond = lambda n: (
-        302,
-        {"Location": receiver_b.url, "Set-Cookie": "tenant_session=tenant-a-secret; Path=/"},
-        b"",
+        (
+            302,
+            {"Location": receiver_b.url, "Set-Cookie": "tenant_session=tenant-a-secret; Path=/"},
+            b"",
+        )
+        if n == 0
+        else (200, {}, b"ok")
     )
 
-    followed = webhook_session().post(receiver_a.url, data=BODY, allow_redirects=True)
-    not_followed = webhook_session().post(receiver_a.url, data=BODY, allow_redirects=False)
+    redirected = _deliver(receiver_a.url, "d-1")
+    assert not redirected.success and redirected.status_code == 302
+    assert redirected.error is not None and receiver_b.url in redirected.error
+    assert _deliver(receiver_a.url, "d-2").success
 
-    assert followed.status_code == 302 and followed.history == []
-    assert not_followed.status_code == 302 and not_followed.next is None
     assert receiver_b.hits == []
-    assert not webhook_session().cookies
+    assert all("Cookie" not in hit.headers for hit in receiver_a.wait_for(2))
 
 
 @pytest.fixture
