@@ -8,6 +8,7 @@ document for API clients, a small HTML page for browsers, with the same status.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Awaitable
 
@@ -67,6 +68,7 @@ def app_error(exception: BaseException, *, log: bool = True) -> AppFrameworkErro
     return None
 
 
+@functools.cache
 def _outage_types() -> tuple[type[BaseException], ...]:
     from django.db import InterfaceError, OperationalError
 

@@ -56,17 +56,32 @@ def _fields(model: type[models.Model], names: Iterable[str]) -> list[models.Fiel
     return [cast("models.Field[Any, Any]", model._meta.get_field(name)) for name in names]
 
 
+_QUOTED: dict[tuple[str, str, tuple[str, ...]], tuple[str, dict[str, str]]] = {}
+
+
+def _quoted(
+    connection: BaseDatabaseWrapper, model: type[models.Model], names: tuple[str, ...]
+) -> tuple[str, dict[str, str]]:
+    """``model``'s table and ``{field name: column}``, quoted for ``connection``'s
+    database: worked out once per database vendor, not on every attempt."""
+    key = (connection.vendor, model._meta.label, names)
+    found = _QUOTED.get(key)
+    if found is None:
+        quote = connection.ops.quote_name
+        found = _QUOTED[key] = (
+            quote(model._meta.db_table),
+            {field.name: quote(str(field.column)) for field in _fields(model, names)},
+        )
+    return found
+
+
 def subscribed_endpoint_ids(connection: BaseDatabaseWrapper, event: str) -> list[int]:
     """The ids of the active endpoints subscribed to exactly ``event``."""
     from .models import WebhookEndpoint
 
-    quote = connection.ops.quote_name
-    column = {
-        field.name: quote(str(field.column))
-        for field in _fields(WebhookEndpoint, ("id", "event", "active"))
-    }
+    table, column = _quoted(connection, WebhookEndpoint, ("id", "event", "active"))
     sql = (
-        f"SELECT {column['id']} FROM {quote(WebhookEndpoint._meta.db_table)} "
+        f"SELECT {column['id']} FROM {table} "
         f"WHERE {column['event']} = %s AND {column['active']} = %s"
     )
     with connection.cursor() as cursor:
@@ -99,16 +114,11 @@ def read_endpoints(
 
     if not ids:
         return {}
-    meta = WebhookEndpoint._meta
-    quote = connection.ops.quote_name
-    column = {
-        field.name: quote(str(field.column))
-        for field in _fields(WebhookEndpoint, ("id", "url", "secret", "active"))
-    }
+    table, column = _quoted(connection, WebhookEndpoint, ("id", "url", "secret", "active"))
     marks = ", ".join(["%s"] * len(ids))
     sql = (
         f"SELECT {column['id']}, {column['url']}, {column['secret']} "
-        f"FROM {quote(meta.db_table)} WHERE {column['id']} IN ({marks}) AND {column['active']} = %s"
+        f"FROM {table} WHERE {column['id']} IN ({marks}) AND {column['active']} = %s"
     )
     with _cursor(connection, prepared) as cursor:
         cursor.execute(sql, [*ids, True])
@@ -125,9 +135,8 @@ def insert_log_rows(
     rows = list(rows)
     if not rows:
         return
-    meta = WebhookDelivery._meta
     fields = _fields(WebhookDelivery, _LOG_FIELDS)
-    quote = connection.ops.quote_name
+    table, column = _quoted(connection, WebhookDelivery, _LOG_FIELDS)
     now = timezone.now()
     values: list[list[Any]] = [
         [
@@ -153,10 +162,7 @@ def insert_log_rows(
         ]
         for row in rows
     ]
-    head = (
-        f"INSERT INTO {quote(meta.db_table)} "
-        f"({', '.join(quote(str(field.column)) for field in fields)}) VALUES "
-    )
+    head = f"INSERT INTO {table} ({', '.join(column[name] for name in _LOG_FIELDS)}) VALUES "
     one = "(" + ", ".join(["%s"] * len(fields)) + ")"
     size = max(1, connection.ops.bulk_batch_size(fields, values))
     with _cursor(connection, prepared) as cursor:

@@ -198,7 +198,8 @@ def DeliverWebhookJob(self: Any, endpoint_id: int, event: str, body: str, delive
     raise self.retry(countdown=backoff(self.request.retries), max_retries=max_attempts - 1)
 
 
-_senders: list[tuple[int, ThreadPoolExecutor]] = []
+#: This process's sending threads: (pid, size, pool); a forked child makes its own.
+_senders: list[tuple[int, int, ThreadPoolExecutor]] = []
 _senders_lock = threading.Lock()
 
 
@@ -208,13 +209,14 @@ def _sender_pool() -> ThreadPoolExecutor:
     takes the batch's next endpoint when free: a slow receiver holds one thread and
     the others go on without it."""
     size = max(1, int(app_settings.WEBHOOKS.BATCH_CONCURRENCY))
+    pid = os.getpid()
     with _senders_lock:
-        if _senders and _senders[0][0] == os.getpid() and _senders[0][1]._max_workers == size:
-            return _senders[0][1]
-        if _senders and _senders[0][0] == os.getpid():
-            _senders[0][1].shutdown(wait=False)  # BATCH_CONCURRENCY changed
+        if _senders and _senders[0][:2] == (pid, size):
+            return _senders[0][2]
+        if _senders and _senders[0][0] == pid:
+            _senders[0][2].shutdown(wait=False)  # BATCH_CONCURRENCY changed
         pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix="webhook-send")
-        _senders[:] = [(os.getpid(), pool)]
+        _senders[:] = [(pid, size, pool)]
         return pool
 
 
