@@ -170,9 +170,8 @@ def make_app(*, django_fixup: bool = False, tuned: bool = False, queue: str = QU
 
 
 def register_probes(app: Any) -> dict[str, Any]:
-    """Two bench-only tasks, with DeliverWebhookJob's reliability options: ``noop``
-    (counts in Redis: Celery's own per-task cost) and ``http_only`` (the library's HTTP
-    attempt alone: no endpoint fetch, no log)."""
+    """The bench-only ``noop`` task, with DeliverWebhookJob's reliability options: it
+    only counts in Redis (Celery's own per-task cost)."""
     options = {"acks_late": True, "reject_on_worker_lost": True, "ignore_result": True}
     counter: list[Any] = []
 
@@ -185,13 +184,7 @@ def register_probes(app: Any) -> dict[str, Any]:
         pipe.set(NOOP_LAST, repr(time.monotonic()))
         pipe.execute()
 
-    @app.task(name="webhooks_bench.http_only", **options)
-    def http_only(url: str, event: str, body: str, delivery_id: str) -> bool:
-        from appframework_webhooks.delivery import deliver_once
-
-        return deliver_once(url, event, body.encode(), SECRET, delivery_id).success
-
-    return {"noop": noop, "http_only": http_only}
+    return {"noop": noop}
 
 
 def _worker_app() -> Any:
@@ -211,81 +204,18 @@ def __getattr__(name: str) -> Any:
 
 
 # -- processes -----------------------------------------------------------------------------
-def _die_with_parent() -> None:
-    # Linux: SIGTERM when this benchmark dies, however it dies (prctl PR_SET_PDEATHSIG).
-    with contextlib.suppress(Exception):
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
-
-
-def stop_group(proc: subprocess.Popen[Any], grace: float = 15.0) -> None:
-    """SIGTERM to the process we started (a Celery worker then finishes its tasks and
-    stops its pool), then SIGKILL to its whole process group after ``grace`` seconds."""
-    if proc.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(proc.pid, signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(grace)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)  # pool children left behind, if any
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(5)
-
-
-_TICK = os.sysconf("SC_CLK_TCK")
-
-
-def session_cpu(sid: int) -> float:
-    """CPU seconds (user + system) of the live processes of session ``sid``."""
-    total = 0
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[3]) == sid:  # state ppid pgrp session ...
-            total += int(fields[11]) + int(fields[12])  # utime stime
-    return total / _TICK
-
-
-def postgres_cpu() -> float:
-    """CPU seconds (user + system) of the live PostgreSQL server processes (0 when the
-    server runs as another user whose /proc entries cannot be read, or not here)."""
-    total = 0
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat") as f:
-                text = f.read()
-        except OSError:
-            continue
-        if "(postgres)" in text[:64]:
-            fields = text.rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
-    return total / _TICK
-
-
 def session_states(sid: int) -> list[str]:
     """``pid state wchan`` of each live process of session ``sid``."""
     states = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
+    for pid, _, fields in benchlib.processes():
+        if int(fields[3]) != sid:
             continue
         try:
-            with open(f"/proc/{entry.name}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            if int(fields[3]) != sid:
-                continue
-            with open(f"/proc/{entry.name}/wchan") as f:
+            with open(f"/proc/{pid}/wchan") as f:
                 wchan = f.read().strip()
         except OSError:
             continue
-        states.append(f"  pid {entry.name} state {fields[0]} wchan {wchan}")
+        states.append(f"  pid {pid} state {fields[0]} wchan {wchan}")
     return states
 
 
@@ -301,12 +231,12 @@ class Receiver:
             stdout=subprocess.PIPE,
             text=True,
             start_new_session=True,
-            preexec_fn=_die_with_parent,
+            preexec_fn=benchlib.die_with_parent,
         )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         if not line.strip().isdigit():
-            stop_group(self.proc)
+            benchlib.stop_group(self.proc)
             raise RuntimeError(f"the receiver did not start: {line!r}")
         self.base = f"http://127.0.0.1:{int(line)}"
         self.url = f"{self.base}/hook"
@@ -331,7 +261,7 @@ class Receiver:
         with contextlib.suppress(Exception):
             assert self.proc.stdin is not None
             self.proc.stdin.close()
-        stop_group(self.proc, grace=5)
+        benchlib.stop_group(self.proc, grace=5)
 
 
 @dataclass
@@ -385,11 +315,11 @@ class Worker:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                preexec_fn=_die_with_parent,
+                preexec_fn=benchlib.die_with_parent,
             )
 
     def cpu(self) -> float:
-        return session_cpu(self.proc.pid) if self.proc is not None else 0.0
+        return benchlib.cpu_seconds(session=self.proc.pid) if self.proc is not None else 0.0
 
     def check_alive(self) -> None:
         if self.proc is None or self.proc.poll() is not None:
@@ -402,7 +332,7 @@ class Worker:
 
     def stop(self) -> None:
         if self.proc is not None:
-            stop_group(self.proc)
+            benchlib.stop_group(self.proc)
 
 
 # -- measuring -----------------------------------------------------------------------------
@@ -533,7 +463,7 @@ class Bench:
             "worker": worker.cpu() if worker is not None else 0.0,
             "receiver": self.receiver.stats()[3],
             "redis": float(info["used_cpu_user"]) + float(info["used_cpu_sys"]),
-            "postgres": postgres_cpu(),
+            "postgres": benchlib.cpu_seconds(command="postgres"),
         }
 
     def floor(self, count: int) -> Run:
@@ -645,7 +575,7 @@ class Peer:
             stdout=subprocess.PIPE,
             text=True,
             start_new_session=True,
-            preexec_fn=_die_with_parent,
+            preexec_fn=benchlib.die_with_parent,
         )
         self.endpoints = 0
 
@@ -681,7 +611,7 @@ class Peer:
         with contextlib.suppress(Exception):
             assert self.proc.stdin is not None
             self.proc.stdin.close()
-        stop_group(self.proc, grace=30)
+        benchlib.stop_group(self.proc, grace=30)
 
 
 def parse_scenarios(text: str) -> list[tuple[int, int]]:

@@ -100,6 +100,10 @@ from typing import IO, Any, Protocol
 from urllib.parse import unquote, urlsplit
 
 HERE = Path(__file__).resolve().parent
+# benchlib (standard library only) is shared with benchmarks/webhooks.py.
+sys.path.insert(0, str(HERE.parent))
+import benchlib  # noqa: E402
+
 PEERS = ("django-webhook", "django-webhook-subscriber")
 CONFIG_ENV = "WEBHOOKS_PEER_CONFIG"  # read by peer_app/settings.py
 SETTINGS_MODULE = "peer_app.settings"
@@ -109,7 +113,6 @@ SECRET = "benchmark-webhook-secret"
 POLL = 0.02  # seconds between two looks at the receiver's count
 WARMUP_TIMEOUT = 120.0
 STOP_GRACE = 15.0
-_TICK = os.sysconf("SC_CLK_TCK")
 
 
 def log(message: str) -> None:
@@ -180,30 +183,6 @@ class ScratchDatabase:
 
 
 # -- the worker --------------------------------------------------------------------------------
-def _die_with_parent() -> None:
-    # Linux: SIGTERM when this driver dies, however it dies (prctl PR_SET_PDEATHSIG).
-    with contextlib.suppress(Exception):
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
-
-
-def session_cpu(sid: int) -> float:
-    """CPU seconds (user + system) of the live processes of session ``sid``."""
-    total = 0
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[3]) == sid:  # state ppid pgrp session ...
-            total += int(fields[11]) + int(fields[12])  # utime stime
-    return total / _TICK
-
-
 class Worker:
     """``celery worker --pool prefork`` on the project's app, in a session of its own."""
 
@@ -243,12 +222,12 @@ class Worker:
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                preexec_fn=_die_with_parent,
+                preexec_fn=benchlib.die_with_parent,
             )
         log(f"worker pid {self.proc.pid}, log {self.log_path}")
 
     def cpu(self) -> float:
-        return session_cpu(self.proc.pid) if self.proc is not None else 0.0
+        return benchlib.cpu_seconds(session=self.proc.pid) if self.proc is not None else 0.0
 
     def check_alive(self) -> None:
         if self.proc is None or self.proc.poll() is not None:
