@@ -290,6 +290,10 @@ def test_redis_away_is_a_503_and_the_cluster_heals_without_a_restart(cluster: An
     json_accept = {"Accept": "application/json"}
     assert browser.get(base, "/account/mfa").status_code == 200
 
+    stranger = Browser("198.51.100.41")  # its CSRF token from before the outage
+    token = re.search(r'name="_token" value="([^"]+)"', stranger.get(base, "/login").text)
+    assert token
+
     cluster.stop_redis()
     try:
         for server in cluster.urls:
@@ -298,10 +302,20 @@ def test_redis_away_is_a_503_and_the_cluster_heals_without_a_restart(cluster: An
             assert response.headers["Content-Type"].startswith("application/problem+json")
             assert response.json()["code"] == "service_unavailable"
             assert response.headers["Retry-After"] == "5"
-        # A login while the throttle cannot count is refused, not let through.
-        stranger = Browser("198.51.100.41")
-        page = stranger.session.get(base + "/login", timeout=20)
-        assert page.status_code in (200, 503)
+        # A sign-in while the throttle cannot count is refused, not let through.
+        refused = stranger.session.post(
+            base + "/login",
+            data={"_token": token.group(1), "email": EDITOR[0], "password": EDITOR[1]},
+            headers={
+                "X-Forwarded-For": stranger.address,
+                "Origin": base,
+                "Accept": "application/json",
+            },
+            allow_redirects=False,
+            timeout=20,
+        )
+        assert refused.status_code == 503, refused.text[:300]
+        assert not refused.cookies.get("sessionid")
     finally:
         cluster.start_redis()
 
