@@ -30,15 +30,8 @@ class PasskeyAdmin(admin.ModelAdmin):
         "created_at",
         "last_used_at",
     )
-    readonly_fields = (
-        "user",
-        "aaguid",
-        "transports",
-        "sign_count",
-        "backed_up",
-        "created_at",
-        "last_used_at",
-    )
+    # Only the name is the owner's to change; the rest is what the authenticator said.
+    readonly_fields = tuple(field for field in fields if field != "name")
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False

@@ -86,6 +86,13 @@ class DeliverSpy:
         return [call[0] for call in self.calls]
 
 
+def _published(monkeypatch: Any, task: Any) -> list[dict[str, Any]]:
+    """The options of every ``task.apply_async`` call from now on; nothing is queued."""
+    calls: list[dict[str, Any]] = []
+    monkeypatch.setattr(task, "apply_async", lambda *args, **options: calls.append(options))
+    return calls
+
+
 @pytest.fixture
 def deliver_spy(monkeypatch: Any) -> DeliverSpy:
     return DeliverSpy(monkeypatch)
@@ -375,14 +382,8 @@ def test_fewer_than_ten_endpoints_are_queued_one_job_each(
 ) -> None:
     for i in range(9):
         _endpoint(None, f"e{i}")
-    batch_calls: list[Any] = []
-    queued: list[Any] = []
-    monkeypatch.setattr(
-        webhook_tasks.DeliverWebhookBatchJob, "apply_async", lambda *a, **k: batch_calls.append(k)
-    )
-    monkeypatch.setattr(
-        webhook_tasks.DeliverWebhookJob, "apply_async", lambda *a, **k: queued.append(k)
-    )
+    batch_calls = _published(monkeypatch, webhook_tasks.DeliverWebhookBatchJob)
+    queued = _published(monkeypatch, webhook_tasks.DeliverWebhookJob)
     with django_capture_on_commit_callbacks(execute=True):
         WebhookManager().fire_sync("order.paid", {"id": 1})
     assert batch_calls == []
@@ -396,14 +397,8 @@ def test_batches_are_cut_at_batch_size_and_batching_can_be_switched_off(
 ) -> None:
     for i in range(25):
         _endpoint(None, f"e{i}")
-    batch_calls: list[Any] = []
-    queued: list[Any] = []
-    monkeypatch.setattr(
-        webhook_tasks.DeliverWebhookBatchJob, "apply_async", lambda *a, **k: batch_calls.append(k)
-    )
-    monkeypatch.setattr(
-        webhook_tasks.DeliverWebhookJob, "apply_async", lambda *a, **k: queued.append(k)
-    )
+    batch_calls = _published(monkeypatch, webhook_tasks.DeliverWebhookBatchJob)
+    queued = _published(monkeypatch, webhook_tasks.DeliverWebhookJob)
     with webhook_settings(BATCH_SIZE=10), django_capture_on_commit_callbacks(execute=True):
         WebhookManager().fire_sync("order.paid", {"id": 1})
     assert [len(call["args"][2]) for call in batch_calls] == [10, 10, 5]
@@ -456,14 +451,8 @@ def test_twenty_single_jobs_or_fewer_are_queued_by_the_caller_without_fan_out(
 ) -> None:
     for i in range(FAN_OUT_THRESHOLD):
         _endpoint(None, f"e{i}")
-    fan_out_calls: list[Any] = []
-    queued: list[Any] = []
-    monkeypatch.setattr(
-        webhook_tasks.FanOutWebhookJob, "apply_async", lambda *a, **k: fan_out_calls.append(k)
-    )
-    monkeypatch.setattr(
-        webhook_tasks.DeliverWebhookJob, "apply_async", lambda *a, **k: queued.append(k)
-    )
+    fan_out_calls = _published(monkeypatch, webhook_tasks.FanOutWebhookJob)
+    queued = _published(monkeypatch, webhook_tasks.DeliverWebhookJob)
     with webhook_settings(BATCH_SIZE=1), django_capture_on_commit_callbacks(execute=True):
         WebhookManager().fire_sync("order.paid", {"id": 1})
     assert fan_out_calls == []
@@ -478,15 +467,12 @@ def test_a_fan_out_that_cannot_be_queued_falls_back_to_one_job_per_endpoint(
 ) -> None:
     for i in range(FAN_OUT_THRESHOLD + 1):
         _endpoint(None, f"e{i}")
-    queued: list[Any] = []
 
     def broken(*args: Any, **kwargs: Any) -> None:
         raise ConnectionError("broker unreachable")
 
     monkeypatch.setattr(webhook_tasks.FanOutWebhookJob, "apply_async", broken)
-    monkeypatch.setattr(
-        webhook_tasks.DeliverWebhookJob, "apply_async", lambda *a, **k: queued.append(k)
-    )
+    queued = _published(monkeypatch, webhook_tasks.DeliverWebhookJob)
     caplog.set_level(logging.ERROR, logger=LOGGER)
     with webhook_settings(BATCH_SIZE=1):
         with django_capture_on_commit_callbacks() as callbacks:
@@ -505,15 +491,12 @@ def test_a_batch_that_cannot_be_queued_falls_back_to_one_job_per_endpoint(
 ) -> None:
     for i in range(12):
         _endpoint(None, f"e{i}")
-    queued: list[Any] = []
 
     def broken(*args: Any, **kwargs: Any) -> None:
         raise ConnectionError("broker unreachable")
 
     monkeypatch.setattr(webhook_tasks.DeliverWebhookBatchJob, "apply_async", broken)
-    monkeypatch.setattr(
-        webhook_tasks.DeliverWebhookJob, "apply_async", lambda *a, **k: queued.append(k)
-    )
+    queued = _published(monkeypatch, webhook_tasks.DeliverWebhookJob)
     caplog.set_level(logging.ERROR, logger=LOGGER)
     with django_capture_on_commit_callbacks(execute=True):
         WebhookManager().fire_sync("order.paid", {"id": 1})
@@ -679,10 +662,7 @@ def test_an_event_name_of_255_characters_is_accepted(
     django_capture_on_commit_callbacks: Any, monkeypatch: Any
 ) -> None:
     _endpoint(None, "a", event="x" * 255)
-    queued: list[Any] = []
-    monkeypatch.setattr(
-        webhook_tasks.DeliverWebhookJob, "apply_async", lambda *a, **k: queued.append(k)
-    )
+    queued = _published(monkeypatch, webhook_tasks.DeliverWebhookJob)
     with django_capture_on_commit_callbacks(execute=True):
         assert len(WebhookManager().fire_sync("x" * 255, {"id": 1})) == 1
     assert len(queued) == 1
