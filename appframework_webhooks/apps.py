@@ -7,7 +7,8 @@ from django.core import checks
 class WebhooksServiceProvider(AppConfig):
     """Signed outbound webhooks delivered by Celery. Parameters in
     ``APPFRAMEWORK["WEBHOOKS"]`` (docs/settings.md); binds ``WebhookManager`` in the
-    container and fires ``user.registered`` on ``appframework.events.user_registered``."""
+    container and fires ``user.registered`` on ``appframework.events.user_registered`` and
+    ``user.passkey_added`` on ``passkey_added``."""
 
     name = "appframework_webhooks"
     label = "appframework_webhooks"
@@ -17,10 +18,10 @@ class WebhooksServiceProvider(AppConfig):
     def ready(self) -> None:
         from appframework import checks as core_checks  # noqa: F401 - core checks
         from appframework.container import container
-        from appframework.events import user_registered
+        from appframework.events import passkey_added, user_registered
 
         from . import checks as webhook_checks
-        from .events import fire_user_registered
+        from .events import fire_passkey_added, fire_user_registered
         from .manager import WebhookManager
 
         checks.register(webhook_checks.check_settings)
@@ -29,5 +30,8 @@ class WebhooksServiceProvider(AppConfig):
         container.bind(WebhookManager, WebhookManager())
         user_registered.connect(
             fire_user_registered, dispatch_uid="appframework_webhooks.user_registered"
+        )
+        passkey_added.connect(
+            fire_passkey_added, dispatch_uid="appframework_webhooks.passkey_added"
         )
         from . import tasks  # noqa: F401 - registers the jobs with Celery

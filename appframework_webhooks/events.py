@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 USER_REGISTERED = "user.registered"
+USER_PASSKEY_ADDED = "user.passkey_added"
 
 
 def fire_user_registered(sender: Any, user: Any, request: Any = None, **kwargs: Any) -> None:
@@ -17,3 +18,14 @@ def fire_user_registered(sender: Any, user: Any, request: Any = None, **kwargs: 
     from .manager import fire_webhook
 
     fire_webhook(request, USER_REGISTERED, {"user_id": user.pk})
+
+
+def fire_passkey_added(
+    sender: Any, user: Any, passkey: Any, request: Any = None, **kwargs: Any
+) -> None:
+    """``passkey_added`` → webhook ``user.passkey_added`` with the user's and the
+    passkey's ids only: the name a user gave a passkey may be personal ("Anna's
+    phone"); a receiver that needs it reads it by id."""
+    from .manager import fire_webhook
+
+    fire_webhook(request, USER_PASSKEY_ADDED, {"user_id": user.pk, "passkey_id": passkey.pk})

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from django.apps import AppConfig, apps
+from django.apps import AppConfig
 from django.core import checks
 
 
@@ -15,16 +15,9 @@ class PasskeysServiceProvider(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from ..events import passkey_added
         from . import checks as passkey_checks
 
         checks.register(passkey_checks.check_sessions)
         checks.register(passkey_checks.check_settings)
         checks.register(passkey_checks.check_relying_party)
         checks.register(passkey_checks.check_rp_id_set, checks.Tags.security, deploy=True)
-        if apps.is_installed("appframework_webhooks"):
-            from .events import fire_passkey_added
-
-            passkey_added.connect(
-                fire_passkey_added, dispatch_uid="appframework_passkeys.passkey_added"
-            )

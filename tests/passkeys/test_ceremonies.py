@@ -127,11 +127,11 @@ def test_the_passkey_added_event_is_sent_after_commit_and_fires_the_webhook(
     monkeypatch: pytest.MonkeyPatch,
     django_capture_on_commit_callbacks: Any,
 ) -> None:
-    import appframework_webhooks
+    from appframework_webhooks import manager
 
     fired: list[tuple[str, dict[str, Any]]] = []
     monkeypatch.setattr(
-        appframework_webhooks,
+        manager,
         "fire_webhook",
         lambda request, event, data: fired.append((event, data)),
     )
