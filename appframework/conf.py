@@ -178,6 +178,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         # Request headers the resolver reads: sent in Vary, so no shared cache serves one
         # tenant's page to another (responses also get Cache-Control: private).
         "VARY": ["Cookie", "Authorization"],
+        # Database aliases (PostgreSQL) on which every query carries the current tenant in
+        # the session setting app.tenant_id, for row-level-security policies to compare.
+        "ROW_LEVEL_SECURITY": [],
     },
     "WEBHOOKS": {
         # Attempts in total per delivery (first try + retries).

@@ -184,3 +184,100 @@ def _unique_warnings(model: Any) -> list[checks.CheckMessage]:
         for name, fields in groups
         if not fields & tenant_names
     ]
+
+
+def _rls_aliases() -> list[str]:
+    value = app_settings.TENANCY.ROW_LEVEL_SECURITY
+    return list(value) if isinstance(value, (list, tuple)) else []
+
+
+def check_row_level_security(**kwargs: Any) -> list[checks.CheckMessage]:
+    """E007: ``ROW_LEVEL_SECURITY`` lists aliases of PostgreSQL databases."""
+    from django.conf import settings
+
+    value = app_settings.TENANCY.ROW_LEVEL_SECURITY
+    hint = (
+        "Set APPFRAMEWORK['TENANCY']['ROW_LEVEL_SECURITY'] to a list of aliases of "
+        "PostgreSQL databases in DATABASES, such as ['default'], or to []."
+    )
+    if not isinstance(value, (list, tuple)) or not all(isinstance(a, str) for a in value):
+        return [
+            _error(
+                "appframework_tenancy.E007",
+                f"TENANCY['ROW_LEVEL_SECURITY'] must be a list of database aliases, not {value!r}.",
+                hint,
+            )
+        ]
+    messages: list[checks.CheckMessage] = []
+    for alias in value:
+        engine = str(settings.DATABASES.get(alias, {}).get("ENGINE", ""))
+        if "postgresql" not in engine:
+            messages.append(
+                _error(
+                    "appframework_tenancy.E007",
+                    f"TENANCY['ROW_LEVEL_SECURITY'] names {alias!r}, which is not a "
+                    "PostgreSQL database of DATABASES: row-level security needs PostgreSQL.",
+                    hint,
+                )
+            )
+    return messages
+
+
+def check_row_level_security_database(
+    *, app_configs: Sequence[AppConfig] | None = None, databases: Any = None, **kwargs: Any
+) -> list[checks.CheckMessage]:
+    """W003 the application's role skips policies; W004 a tenant model's table has no
+    forced policy (run with ``check --database`` and by ``migrate``)."""
+    from django.db import DatabaseError, connections, router
+
+    messages: list[checks.CheckMessage] = []
+    for alias in _rls_aliases():
+        if databases is None or alias not in databases or alias not in connections:
+            continue
+        connection = connections[alias]
+        if connection.vendor != "postgresql":
+            continue  # E007 said so
+        tables = {
+            model._meta.db_table: model
+            for model in _tenant_models(app_configs)
+            if router.allow_migrate_model(alias, model)
+        }
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user"
+                )
+                row = cursor.fetchone()
+                cursor.execute(
+                    "SELECT c.relname FROM pg_class c WHERE c.relname = ANY(%s) "
+                    "AND c.relrowsecurity AND c.relforcerowsecurity "
+                    "AND EXISTS (SELECT 1 FROM pg_policy p WHERE p.polrelid = c.oid)",
+                    [list(tables)],
+                )
+                guarded = {name for (name,) in cursor.fetchall()}
+        except DatabaseError:
+            continue  # the database is not there yet; migrate will run this again
+        if row is not None and row[0]:
+            messages.append(
+                _warning(
+                    "appframework_tenancy.W003",
+                    f"The role of database {alias!r} is a superuser or has BYPASSRLS: "
+                    "PostgreSQL skips every row-level-security policy for it.",
+                    "Connect the application as an ordinary role (NOSUPERUSER "
+                    "NOBYPASSRLS) that owns the tables, or is granted them.",
+                )
+            )
+        messages.extend(
+            _warning(
+                "appframework_tenancy.W004",
+                f"{model._meta.label} (table {table}) is on a database with "
+                "ROW_LEVEL_SECURITY but has no forced row-level-security policy: raw SQL "
+                "on it is not held to the tenant.",
+                "Add migrations.RunSQL(rls_policy_sql(table)) to a migration of its app "
+                "(appframework_tenancy.postgres).",
+                obj=model,
+            )
+            for table, model in sorted(tables.items())
+            if table not in guarded
+        )
+    return messages

@@ -8,8 +8,11 @@ Starts, each in a process group of its own:
 * a ``redis-server`` of its own on a free port (append-only file on, so a restart keeps
   queued deliveries; ``maxmemory-policy noeviction``): caches on databases 1 and 2, the
   Celery broker on 0. Its own, so that restarting it disturbs no other user of Redis;
-* a scratch PostgreSQL database next to ``--database-url`` (``cluster_<pid>``),
-  migrated and seeded with the demo's accounts, dropped at the end;
+* a scratch PostgreSQL database next to ``--database-url`` (``cluster_<pid>_<hex>``),
+  owned by a login role of the same name that is neither a superuser nor ``BYPASSRLS``:
+  the processes connect as that role, so the row-level-security policy on the demo's
+  posts holds for them (``TENANCY["ROW_LEVEL_SECURITY"]``). Migrated and seeded by that
+  role, dropped with it at the end;
 * ``--servers`` gunicorn app servers (``gthread``, one process, four threads each) on
   ports ``--port``, ``--port + 1``, ...;
 * ``--workers`` Celery workers (prefork, two processes each);
@@ -37,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -219,6 +223,8 @@ class Cluster:
         if self.database:
             with contextlib.suppress(Exception):
                 self._admin_sql(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
+            with contextlib.suppress(Exception):
+                self._admin_sql(f'DROP ROLE IF EXISTS "{self.database}"')
         if self._own_workdir and self.workdir is not None and not os.environ.get("CLUSTER_KEEP"):
             shutil.rmtree(self.workdir, ignore_errors=True)
 
@@ -255,7 +261,8 @@ class Cluster:
 
     # -- helpers -------------------------------------------------------------------------------
     def manage(self, *args: str, timeout: float = 300) -> str:
-        """``manage.py`` with the cluster's settings; its output (raises on failure)."""
+        """``manage.py`` with the cluster's settings; its output, standard output then
+        standard error (raises on failure)."""
         done = subprocess.run(
             [sys.executable, "manage.py", *args],
             cwd=ROOT,
@@ -266,7 +273,7 @@ class Cluster:
         )
         if done.returncode != 0:
             raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{done.stderr[-3000:]}")
-        return done.stdout
+        return done.stdout + done.stderr
 
     def wait_server(self, index: int, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
@@ -300,10 +307,9 @@ class Cluster:
             for key, value in os.environ.items()
             if not key.startswith(("DJANGO_", "CELERY_", "DATABASE_URL", "REDIS_"))
         }
-        parts = urlsplit(self.database_url)
         env.update(
             DJANGO_SETTINGS_MODULE="testproject.settings",
-            DATABASE_URL=urlunsplit(parts._replace(path=f"/{self.database}")),
+            DATABASE_URL=self.app_database_url,
             REDIS_CACHE_URL=self.redis_url,
             CELERY_BROKER_URL=f"{self.redis_url}/0",
             APP_SECRET_KEY=secrets.token_urlsafe(48),
@@ -317,23 +323,64 @@ class Cluster:
             env["WEBHOOKS_BACKOFF_CAP"] = str(max(1, self.visibility_timeout // 4))
         return env
 
+    @property
+    def app_database_url(self) -> str:
+        """The scratch database, as the application's role (the role has the database's
+        name and logs in without a password: trust or peer authentication, as here)."""
+        parts = urlsplit(self.database_url)
+        host = f"{parts.hostname or '127.0.0.1'}:{parts.port or 5432}"
+        return urlunsplit(
+            parts._replace(netloc=f"{self.database}@{host}", path=f"/{self.database}")
+        )
+
+    def sql(self, *statements: str, as_admin: bool = False) -> list[Any]:
+        """Rows of the last of ``statements``, run in turn on one connection to the scratch
+        database, as the application's role or as the administrator of
+        ``--database-url``."""
+        parts = urlsplit(self.database_url)
+        if as_admin:
+            user, password = parts.username or "postgres", parts.password or ""
+        else:
+            user, password = self.database, ""
+        return self._run_sql(statements, user=user, password=password, dbname=self.database)
+
     def _admin_sql(self, sql: str) -> None:
+        parts = urlsplit(self.database_url)
+        self._run_sql(
+            [sql],
+            user=parts.username or "postgres",
+            password=parts.password or "",
+            dbname=parts.path.lstrip("/") or "postgres",
+        )
+
+    def _run_sql(
+        self, statements: Sequence[str], *, user: str, password: str, dbname: str
+    ) -> list[Any]:
         import psycopg
 
         parts = urlsplit(self.database_url)
         with psycopg.connect(
             host=parts.hostname or "127.0.0.1",
             port=parts.port or 5432,
-            user=parts.username or "postgres",
-            password=parts.password or "",
-            dbname=parts.path.lstrip("/") or "postgres",
+            user=user,
+            password=password,
+            dbname=dbname,
             autocommit=True,
             connect_timeout=5,
         ) as connection:
-            connection.execute(sql)  # type: ignore[arg-type]
+            rows: list[Any] = []
+            for sql in statements:
+                cursor = connection.execute(sql)  # type: ignore[arg-type]
+                rows = cursor.fetchall() if cursor.description else []
+            return rows
 
     def _create_database(self) -> None:
-        self._admin_sql(f'CREATE DATABASE "{self.database}"')
+        # The application's role owns the database, and so the tables its migrate makes;
+        # FORCE in the policy holds the owner to it.
+        self._admin_sql(
+            f'CREATE ROLE "{self.database}" LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE'
+        )
+        self._admin_sql(f'CREATE DATABASE "{self.database}" OWNER "{self.database}"')
         self.manage("migrate", "--no-input", "-v", "0")
         self.manage("seed_demo")
 

@@ -272,6 +272,9 @@ APPFRAMEWORK: dict[str, dict[str, object]] = {
         "RESOLVER": "testproject.blog.tenancy.resolve_tenant",
         # What the resolver reads: the session, a token, and the X-Tenant header.
         "VARY": ["Cookie", "Authorization", "X-Tenant"],
+        # On PostgreSQL every query carries the tenant for blog_post's row-level-security
+        # policy (migration blog 0007): raw SQL is held to the tenant too.
+        "ROW_LEVEL_SECURITY": ["default"] if os.environ.get("DATABASE_URL") else [],
     },
     # The demo delivers to its own receiver on 127.0.0.1; a deployment keeps loopback
     # blocked (the default) and lists only trusted internal networks here.

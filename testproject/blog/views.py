@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from django.contrib import messages
+from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.csrf import csrf_exempt
@@ -25,6 +26,7 @@ from appframework.auth import (
     login,
 )
 from appframework.authorization import Gate, authorized
+from appframework.conf import app_settings
 from appframework.container import container
 from appframework.exceptions import BadRequestException
 from appframework.security import csrf_protect_login
@@ -179,6 +181,9 @@ def tenant_view(request: HttpRequest) -> HttpResponse:
         select_tenant(request, wanted)
         return redirect("tenant")
     mine = set(member_tenant_ids(user)) if user is not None else set()
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT count(*) FROM {connection.ops.quote_name(Post._meta.db_table)}")
+        (raw_count,) = cursor.fetchone()
     return render(
         request,
         "blog/tenant.html",
@@ -187,6 +192,8 @@ def tenant_view(request: HttpRequest) -> HttpResponse:
             "current": Tenant.objects.filter(pk=current_tenant_id()).first(),
             "tenants": Tenant.objects.filter(pk__in=mine).order_by("pk"),
             "posts": Post.objects.all()[:20],
+            "raw_count": raw_count,
+            "row_level_security": connection.alias in app_settings.TENANCY.ROW_LEVEL_SECURITY,
         },
     )
 

@@ -3,7 +3,8 @@ demo sharing one PostgreSQL database and one Redis (``testproject.cluster``, wha
 ``scripts/cluster`` starts), driven over real HTTP with every flow spread round-robin
 over the servers. What spans requests must hold across processes: the login throttle
 counts on every server, a logout on one ends the cookie and its tokens on the others,
-tenants stay apart under concurrent load, webhooks survive a worker and an app server
+tenants stay apart under concurrent load (and PostgreSQL's row-level security holds raw
+SQL to the tenant), webhooks survive a worker and an app server
 killed mid-run, OAuth and SAML sign-ins started on one server complete on another and
 cannot be replayed on a third, and Redis going away is a 503 that heals without a
 restart.
@@ -170,6 +171,31 @@ def test_tenants_stay_apart_under_concurrent_requests_on_every_server(cluster: A
     assert answered == {200: total}, answered
     assert foreign["rows"] > total  # every answer listed rows
     assert foreign["foreign"] == 0
+
+
+def test_row_level_security_holds_raw_sql_to_the_tenant_on_every_server(cluster: Any) -> None:
+    """The processes connect as an ordinary role that owns the tables; blog_post has the
+    demo's forced policy. Connected as that role with no tenant set, raw SQL sees no
+    post; each server's /tenant page, whose raw SQL bypasses the scoped manager, counts
+    only the public tenant's posts; and check --database finds nothing to warn about."""
+    role = "SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user"
+    assert cluster.sql(role) == [(False,)]
+    by_tenant = dict(
+        cluster.sql("SELECT tenant_id, count(*) FROM blog_post GROUP BY tenant_id", as_admin=True)
+    )
+    assert set(by_tenant) >= {1, 2}, by_tenant
+    assert cluster.sql("SELECT count(*) FROM blog_post") == [(0,)]
+    assert cluster.sql(
+        "SELECT set_config('app.tenant_id', '2', false)", "SELECT count(*) FROM blog_post"
+    ) == [(by_tenant[2],)]
+    for base in cluster.urls:
+        page = Browser("198.51.100.31").get(base, "/tenant")
+        assert page.status_code == 200, page.text[:300]
+        assert f'<strong id="raw-count">{by_tenant[1]}</strong>' in page.text, base
+        assert "Row-level security is on" in page.text
+    checked = cluster.manage("check", "--database", "default")
+    assert "System check identified" in checked, checked
+    assert "appframework_tenancy" not in checked, checked
 
 
 class _Receiver:

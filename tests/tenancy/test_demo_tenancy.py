@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from django.conf import settings
 from django.core.management import call_command
+from django.db import connection
 from django.test import Client
 
 from appframework_tenancy import all_tenants, as_tenant
@@ -83,6 +84,21 @@ def test_the_tenant_page_tells_an_anonymous_visitor_they_browse_acme(
     assert "Anonymous visitors browse the public tenant." in page
     assert "<li>Acme post #1</li>" in page
     assert "Globex" not in page.split("<h3>Posts this tenant sees</h3>")[1]
+
+
+def test_the_tenant_page_counts_posts_with_raw_sql_and_says_whether_the_database_holds_it(
+    demo_stack: None, client: Client, seeded: User
+) -> None:
+    """On SQLite raw SQL counts both tenants' six posts and the page says row-level
+    security is off; on PostgreSQL the page says it is on (the tests' superuser skips the
+    policy: test_postgres_carry_tenant.py counts as an ordinary role)."""
+    page = client.get("/tenant").content.decode()
+    assert "<code>SELECT count(*) FROM blog_post</code>" in page
+    if connection.vendor == "postgresql":
+        assert "Row-level security is on" in page
+    else:
+        assert '<strong id="raw-count">6</strong>' in page
+        assert "Row-level security is off (it needs PostgreSQL)" in page
 
 
 def test_anonymous_posts_are_only_acmes(demo_stack: None, client: Client, seeded: User) -> None:
