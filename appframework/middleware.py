@@ -74,6 +74,12 @@ def _outage_types() -> tuple[type[BaseException], ...]:
 
     types: list[type[BaseException]] = [InterfaceError, OperationalError]
     try:
+        import kombu.exceptions
+    except ImportError:
+        pass
+    else:
+        types.append(kombu.exceptions.OperationalError)  # the Celery broker, unreachable
+    try:
         import redis.exceptions
     except ImportError:
         pass
@@ -89,7 +95,7 @@ def _outage_types() -> tuple[type[BaseException], ...]:
 
 def is_outage(exception: BaseException) -> bool:
     """Whether ``exception`` says a store is unreachable (the Redis cache, the
-    database) rather than that the request or the code is wrong."""
+    database, the Celery broker) rather than that the request or the code is wrong."""
     return isinstance(exception, _outage_types())
 
 

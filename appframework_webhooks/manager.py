@@ -19,6 +19,7 @@ from django.http import HttpRequest
 
 from appframework.conf import app_settings
 from appframework.exceptions import ValidationException
+from appframework.middleware import is_outage
 
 from ._sql import subscribed_endpoint_ids
 
@@ -45,13 +46,25 @@ _EVENT_NAME = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?")
 FAN_OUT_THRESHOLD = 20
 
 
-def _task_options() -> dict[str, Any]:
+#: How a job running on a worker retries publishing while the broker is away: about ten
+#: seconds (within the job's time limits) before it puts its own message back instead.
+WORKER_PUBLISH_RETRY = {
+    "max_retries": 5,
+    "interval_start": 0.5,
+    "interval_step": 1.0,
+    "interval_max": 3.0,
+}
+
+
+def _task_options(in_worker: bool = False) -> dict[str, Any]:
     from .tasks import time_limits
 
     soft, hard = time_limits()
     options: dict[str, Any] = {"soft_time_limit": soft, "time_limit": hard}
     if app_settings.WEBHOOKS.QUEUE:
         options["queue"] = app_settings.WEBHOOKS.QUEUE
+    if in_worker:
+        options["retry_policy"] = WORKER_PUBLISH_RETRY
     return options
 
 
@@ -61,10 +74,12 @@ def _argsrepr(endpoint_id: int, event: str, delivery_id: str) -> str:
     return f"({endpoint_id!r}, {event!r}, <body>, {delivery_id!r})"
 
 
-def _publish_single(event: str, body: str, jobs: list[tuple[int, str]], attempt: int) -> int:
+def _publish_single(
+    event: str, body: str, jobs: list[tuple[int, str]], attempt: int, in_worker: bool
+) -> int:
     from .tasks import DeliverWebhookJob, backoff
 
-    options = _task_options()
+    options = _task_options(in_worker)
     if attempt > 1:
         # What DeliverWebhookJob.retry would set: the attempt count and its backoff.
         options["retries"] = attempt - 1
@@ -79,6 +94,8 @@ def _publish_single(event: str, body: str, jobs: list[tuple[int, str]], attempt:
                 **options,
             )
         except Exception as exc:
+            if in_worker and is_outage(exc):
+                raise  # the job puts its own message back: nothing is lost
             logger.exception(
                 "Could not queue webhook %s (%s) for endpoint %s.", event, delivery_id, endpoint_id
             )
@@ -104,18 +121,29 @@ def _batches(jobs: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
     return [jobs[start : start + size] for start in range(0, len(jobs), size)]
 
 
-def publish_jobs(event: str, body: str, jobs: list[tuple[int, str]], *, attempt: int = 1) -> int:
+def publish_jobs(
+    event: str,
+    body: str,
+    jobs: list[tuple[int, str]],
+    *,
+    attempt: int = 1,
+    in_worker: bool = False,
+) -> int:
     """Queue the delivery of ``body`` to each (endpoint id, delivery id): first attempts
     to BATCH_MIN_ENDPOINTS endpoints or more as DeliverWebhookBatchJob of up to
     BATCH_SIZE each, anything else (later attempts included: ``attempt``, queued with
     their backoff) as one DeliverWebhookJob per endpoint. Returns how many deliveries
-    were queued; a failure is logged and reported and does not stop the others."""
+    were queued; a failure is logged and reported and does not stop the others.
+
+    ``in_worker``: called by a job, which can put its own message back when the broker
+    is away. Publishing then waits longer for the broker, and a broker still away raises
+    instead of dropping the deliveries (see ``is_outage``)."""
     batches = _batches(jobs) if attempt == 1 else []
     if not batches:
-        return _publish_single(event, body, jobs, attempt)
+        return _publish_single(event, body, jobs, attempt, in_worker)
     from .tasks import DeliverWebhookBatchJob
 
-    options = _task_options()
+    options = _task_options(in_worker)
     queued = 0
     for batch in batches:
         try:
@@ -124,9 +152,11 @@ def publish_jobs(event: str, body: str, jobs: list[tuple[int, str]], *, attempt:
                 argsrepr=f"({event!r}, <{len(batch)} endpoints>)",
                 **options,
             )
-        except Exception:
+        except Exception as exc:
+            if in_worker and is_outage(exc):
+                raise
             logger.exception("Could not queue a batch of webhook %s; queuing each job.", event)
-            queued += _publish_single(event, body, batch, attempt)
+            queued += _publish_single(event, body, batch, attempt, in_worker)
         else:
             queued += len(batch)
     return queued

@@ -19,13 +19,16 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
 from celery import Task, shared_task
+from celery.exceptions import Reject
 from django.db import InterfaceError, OperationalError, router
 
 from appframework.conf import app_settings
+from appframework.middleware import is_outage
 
 from ._connection import kept_connection
 from ._sql import LogRow, insert_log_rows, read_endpoints
 from .delivery import AttemptResult, deliver_once, failed_attempt
+from .manager import WORKER_PUBLISH_RETRY, publish_jobs
 
 __all__ = [
     "MAX_JITTER",
@@ -195,7 +198,25 @@ def DeliverWebhookJob(self: Any, endpoint_id: int, event: str, body: str, delive
         return "delivered"
     if final:
         return "failed"
-    raise self.retry(countdown=backoff(self.request.retries), max_retries=max_attempts - 1)
+    try:
+        raise self.retry(
+            countdown=backoff(self.request.retries),
+            max_retries=max_attempts - 1,
+            retry_policy=WORKER_PUBLISH_RETRY,
+        )
+    except Reject as rejected:
+        raise _put_back(rejected.reason) from rejected
+
+
+def _put_back(reason: Any) -> Reject:
+    """What a job raises when the broker took none of what it had to queue. Celery drops
+    a message whose retry it could not publish; with the broker away (not a message it
+    refused) the job's own message goes back instead, and the attempt is made again once
+    the broker is back, or after the visibility timeout should putting it back fail too."""
+    if not is_outage(reason):
+        return Reject(reason, requeue=False)
+    logger.warning("The broker is away; the webhook job goes back to the queue: %s", reason)
+    return Reject(reason, requeue=True)
 
 
 #: This process's sending threads: (pid, size, pool); a forked child makes its own.
@@ -275,9 +296,12 @@ def DeliverWebhookBatchJob(self: Any, event: str, body: str, jobs: list[tuple[in
             retry.append((pk, delivery_id))
     _write_log(rows, keep)
     if retry:
-        from .manager import publish_jobs
-
-        publish_jobs(event, body, retry, attempt=2)
+        try:
+            publish_jobs(event, body, retry, attempt=2, in_worker=True)
+        except Exception as exc:
+            # The whole batch comes back, its delivered endpoints too: receivers drop
+            # those repeats by X-Webhook-Id.
+            raise _put_back(exc) from exc
     return delivered
 
 
@@ -291,6 +315,7 @@ def DeliverWebhookBatchJob(self: Any, event: str, body: str, jobs: list[tuple[in
 def FanOutWebhookJob(self: Any, event: str, body: str, jobs: list[tuple[int, str]]) -> int:
     """Publish one DeliverWebhookJob per endpoint from a worker: a ``fire()`` to
     thousands of endpoints costs its caller one publish, not thousands."""
-    from .manager import publish_jobs
-
-    return publish_jobs(event, body, jobs)
+    try:
+        return publish_jobs(event, body, jobs, in_worker=True)
+    except Exception as exc:
+        raise _put_back(exc) from exc

@@ -341,8 +341,11 @@ def main() -> int:
     scaling = three["rate"] / one["rate"]
     print(f"\n  scaling, 3 servers / 1 (no fault): {scaling:.2f}")
     for result in (one, three, faults):
-        assert result["foreign_rows"] == 0, result
-        assert result["lost_webhooks"] == 0, result
+        summary = {
+            key: result[key] for key in ("servers", "signups", "foreign_rows", "lost_webhooks")
+        }
+        assert result["foreign_rows"] == 0, summary
+        assert result["lost_webhooks"] == 0, summary
     info = {
         "1 server /s": one["rate"],
         "3 servers /s": three["rate"],

@@ -18,8 +18,8 @@ NAME=bench-webhook-peers
 DIR="$VENVS/$NAME"
 
 # Celery pinned to the version the suite's benchmark runs with (.venv), so the peers and the
-# suite are measured on the same Celery; 5.7 when .venv is absent.
-CELERY_VERSION="5.7.0"
+# suite are measured on the same Celery; 5.6.3 when .venv is absent.
+CELERY_VERSION="5.6.3"
 if [[ -x "$ROOT/.venv/bin/python" ]]; then
     CELERY_VERSION="$("$ROOT/.venv/bin/python" -c 'import celery; print(celery.__version__)' 2>/dev/null || echo "$CELERY_VERSION")"
 fi

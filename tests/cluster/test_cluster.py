@@ -201,9 +201,13 @@ def test_row_level_security_holds_raw_sql_to_the_tenant_on_every_server(cluster:
 class _Receiver:
     """Counts the webhook deliveries it gets: (endpoint path, X-Webhook-Id)."""
 
-    def __init__(self) -> None:
+    def __init__(self, first_answer: tuple[float, int] | None = None) -> None:
         self.hits: list[tuple[str, str, bytes]] = []
         self.lock = threading.Lock()
+        #: (seconds, status) of the answer to each delivery's first attempt; None: 200.
+        self.first_answer = first_answer
+        #: X-Webhook-Id of every delivery answered 200.
+        self.accepted: set[str] = set()
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -214,9 +218,18 @@ class _Receiver:
 
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                delivery_id = self.headers["X-Webhook-Id"]
                 with receiver.lock:
-                    receiver.hits.append((self.path, self.headers["X-Webhook-Id"], body))
-                self.send_response(200)
+                    first = all(hit[1] != delivery_id for hit in receiver.hits)
+                    receiver.hits.append((self.path, delivery_id, body))
+                if first and receiver.first_answer is not None:
+                    delay, status = receiver.first_answer
+                    time.sleep(delay)
+                    self.send_response(status)
+                else:
+                    with receiver.lock:
+                        receiver.accepted.add(delivery_id)
+                    self.send_response(200)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
@@ -349,6 +362,51 @@ def test_redis_away_is_a_503_and_the_cluster_heals_without_a_restart(cluster: An
     for server in cluster.urls:
         response = browser.get(server, "/account/mfa")
         assert response.status_code == 200, response.text[:300]
+
+
+def test_retries_queued_while_redis_is_away_are_delivered_once_it_is_back(
+    cluster: Any,
+) -> None:
+    """Two sign-ups to 12 endpoints (a batch each). Every first attempt is answered 503
+    after 3 s, and Redis, the broker, is stopped in those 3 s for 6 s: the batches queue
+    their retries while it is away. The jobs wait for it and, failing that, put their own
+    message back; once Redis is back, all 24 deliveries arrive."""
+    receiver = _Receiver(first_answer=(3.0, 503))
+    try:
+        cluster.manage(
+            "shell",
+            "-c",
+            "from appframework_webhooks.models import WebhookEndpoint as E;"
+            "E.objects.filter(event='user.registered').update(active=False);"
+            f"E.objects.bulk_create(E(url='{receiver.url}/away/%d' % i, event='user.registered',"
+            " secret='s') for i in range(12))",
+        )
+        for n in range(2):
+            response = Browser(f"203.0.113.{100 + n}").post(
+                cluster.urls[n],
+                "/signup",
+                {"email": f"away-{n}@example.com", "password": "a-cluster-passphrase"},
+            )
+            assert response.status_code == 302, response.text[:300]
+        deadline = time.monotonic() + 60
+        while len(receiver.hits) < 24 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(receiver.hits) == 24  # the first attempts, each answered 3 s later
+        first_attempts = {delivery_id for _, delivery_id, _ in receiver.hits}
+        cluster.stop_redis()
+        try:
+            time.sleep(6)
+        finally:
+            cluster.start_redis()
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and len(receiver.accepted) < 24:
+            time.sleep(0.5)
+        workers = "\n".join(
+            f"{w.name} alive={w.alive}:\n{w.tail(40)}" for w in cluster.celery_workers
+        )
+        assert receiver.accepted == first_attempts, workers
+    finally:
+        receiver.close()
 
 
 def _on(url: str, base: str) -> str:
