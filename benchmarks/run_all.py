@@ -31,6 +31,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "gate": [sys.executable, str(HERE / "gate.py")],
     "hash_password": [sys.executable, str(HERE / "hash_password.py")],
     "tenancy": [sys.executable, str(HERE / "tenancy.py")],
+    "tenancy_rls": [sys.executable, str(HERE / "tenancy_rls.py")],
     "api_frameworks": [sys.executable, str(HERE / "api_frameworks.py")],
     "webhooks": [sys.executable, str(HERE / "webhooks.py")],
     "mfa": [sys.executable, str(HERE / "mfa.py")],
