@@ -74,12 +74,6 @@ def _outage_types() -> tuple[type[BaseException], ...]:
 
     types: list[type[BaseException]] = [InterfaceError, OperationalError]
     try:
-        import kombu.exceptions
-    except ImportError:
-        pass
-    else:
-        types.append(kombu.exceptions.OperationalError)  # the Celery broker, unreachable
-    try:
         import redis.exceptions
     except ImportError:
         pass
@@ -93,10 +87,27 @@ def _outage_types() -> tuple[type[BaseException], ...]:
     return tuple(types)
 
 
+@functools.cache
+def _broker_error() -> type[BaseException] | None:
+    try:
+        from kombu.exceptions import OperationalError
+    except ImportError:
+        return None
+    return OperationalError
+
+
 def is_outage(exception: BaseException) -> bool:
     """Whether ``exception`` says a store is unreachable (the Redis cache, the
     database, the Celery broker) rather than that the request or the code is wrong."""
-    return isinstance(exception, _outage_types())
+    if isinstance(exception, _outage_types()):
+        return True
+    broker_error = _broker_error()
+    if broker_error is not None and isinstance(exception, broker_error):
+        # Kombu wraps every error of the transport in OperationalError, an out-of-memory
+        # refusal or a missing permission too: only a connection that failed is an outage.
+        cause = exception.__cause__
+        return isinstance(cause, OSError) or (cause is not None and is_outage(cause))
+    return False
 
 
 def response_for_error(request: HttpRequest, exc: AppFrameworkError) -> HttpResponse:

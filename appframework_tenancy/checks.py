@@ -186,21 +186,25 @@ def _unique_warnings(model: Any) -> list[checks.CheckMessage]:
     ]
 
 
+def _alias_list(value: Any) -> bool:
+    return isinstance(value, (list, tuple)) and all(isinstance(a, str) for a in value)
+
+
 def _rls_aliases() -> list[str]:
     value = app_settings.TENANCY.ROW_LEVEL_SECURITY
-    return list(value) if isinstance(value, (list, tuple)) else []
+    return list(value) if _alias_list(value) else []
 
 
 def check_row_level_security(**kwargs: Any) -> list[checks.CheckMessage]:
     """E007: ``ROW_LEVEL_SECURITY`` lists aliases of PostgreSQL databases."""
-    from django.conf import settings
+    from django.db import connections
 
     value = app_settings.TENANCY.ROW_LEVEL_SECURITY
     hint = (
         "Set APPFRAMEWORK['TENANCY']['ROW_LEVEL_SECURITY'] to a list of aliases of "
         "PostgreSQL databases in DATABASES, such as ['default'], or to []."
     )
-    if not isinstance(value, (list, tuple)) or not all(isinstance(a, str) for a in value):
+    if not _alias_list(value):
         return [
             _error(
                 "appframework_tenancy.E007",
@@ -210,8 +214,9 @@ def check_row_level_security(**kwargs: Any) -> list[checks.CheckMessage]:
         ]
     messages: list[checks.CheckMessage] = []
     for alias in value:
-        engine = str(settings.DATABASES.get(alias, {}).get("ENGINE", ""))
-        if "postgresql" not in engine:
+        # The backend's vendor, not its dotted path: PostGIS and other PostgreSQL
+        # backends say "postgresql" too (and asking opens no connection).
+        if alias not in connections or connections[alias].vendor != "postgresql":
             messages.append(
                 _error(
                     "appframework_tenancy.E007",
@@ -224,10 +229,14 @@ def check_row_level_security(**kwargs: Any) -> list[checks.CheckMessage]:
 
 
 def check_row_level_security_database(
-    *, app_configs: Sequence[AppConfig] | None = None, databases: Any = None, **kwargs: Any
+    *,
+    app_configs: Sequence[AppConfig] | None = None,
+    databases: Sequence[str] | None = None,
+    **kwargs: Any,
 ) -> list[checks.CheckMessage]:
-    """W003 the application's role skips policies; W004 a tenant model's table has no
-    forced policy (run with ``check --database`` and by ``migrate``)."""
+    """W003 the application's role skips policies; W004 an existing table of a tenant model
+    has no forced policy (run by ``check --database`` and by ``migrate``, before it
+    migrates: a table it has yet to create is not reported)."""
     from django.db import DatabaseError, connections, router
 
     messages: list[checks.CheckMessage] = []
@@ -248,15 +257,8 @@ def check_row_level_security_database(
                     "SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user"
                 )
                 row = cursor.fetchone()
-                cursor.execute(
-                    "SELECT c.relname FROM pg_class c WHERE c.relname = ANY(%s) "
-                    "AND c.relrowsecurity AND c.relforcerowsecurity "
-                    "AND EXISTS (SELECT 1 FROM pg_policy p WHERE p.polrelid = c.oid)",
-                    [list(tables)],
-                )
-                guarded = {name for (name,) in cursor.fetchall()}
         except DatabaseError:
-            continue  # the database is not there yet; migrate will run this again
+            row = None  # the database is not reachable: nothing to say about it
         if row is not None and row[0]:
             messages.append(
                 _warning(
@@ -267,6 +269,19 @@ def check_row_level_security_database(
                     "NOBYPASSRLS) that owns the tables, or is granted them.",
                 )
             )
+        try:
+            with connection.cursor() as cursor:
+                # Only tables that exist, found as the search path finds them.
+                cursor.execute(
+                    "SELECT t.name, c.relrowsecurity AND c.relforcerowsecurity "
+                    "AND EXISTS (SELECT 1 FROM pg_policy p WHERE p.polrelid = c.oid) "
+                    "FROM unnest(%s::text[]) AS t(name) "
+                    "JOIN pg_class c ON c.oid = to_regclass(quote_ident(t.name))",
+                    [list(tables)],
+                )
+                unguarded = {name for name, guarded in cursor.fetchall() if not guarded}
+        except DatabaseError:
+            unguarded = set()
         messages.extend(
             _warning(
                 "appframework_tenancy.W004",
@@ -278,6 +293,6 @@ def check_row_level_security_database(
                 obj=model,
             )
             for table, model in sorted(tables.items())
-            if table not in guarded
+            if table in unguarded
         )
     return messages

@@ -24,7 +24,14 @@ from django.db import DEFAULT_DB_ALIAS, connections, transaction
 
 from .context import current_tenant_id
 
-__all__ = ["SETTING", "carry_tenant", "install_carry_tenant", "rls_policy_sql", "rls_tenant"]
+__all__ = [
+    "SETTING",
+    "carry_tenant",
+    "install_carry_tenant",
+    "rls_drop_sql",
+    "rls_policy_sql",
+    "rls_tenant",
+]
 
 SETTING = "app.tenant_id"
 #: The attribute of a database wrapper remembering what its session's setting holds.
@@ -49,6 +56,16 @@ def rls_policy_sql(table: str, *, setting: str = SETTING, column: str = "tenant_
         f"CREATE POLICY tenant_isolation ON {quoted} "
         f"USING ({col}::text = NULLIF(current_setting('{setting}', true), '')) "
         f"WITH CHECK ({col}::text = NULLIF(current_setting('{setting}', true), ''))",
+    ]
+
+
+def rls_drop_sql(table: str) -> list[str]:
+    """The statements undoing :func:`rls_policy_sql` (a migration's reverse)."""
+    quoted = connections[DEFAULT_DB_ALIAS].ops.quote_name(table)
+    return [
+        f"DROP POLICY IF EXISTS tenant_isolation ON {quoted}",
+        f"ALTER TABLE {quoted} NO FORCE ROW LEVEL SECURITY",
+        f"ALTER TABLE {quoted} DISABLE ROW LEVEL SECURITY",
     ]
 
 
@@ -92,13 +109,30 @@ class _Applied:
         return self.hooks is None or self.hooks is wrapper.run_on_commit
 
 
+#: libpq's state of a transaction that has failed (psycopg 3's
+#: ``pq.TransactionStatus.INERROR``, psycopg2's ``TRANSACTION_STATUS_INERROR``).
+_FAILED = 3
+#: Statements after which the session's value may no longer be the one given: a rollback
+#: (whole, or to a savepoint) takes it back, RESET/DISCARD/SET change it.
+_FORGETTING = ("ROLLBACK", "ABORT", "RESET", "DISCARD", "SET ")
+
+
+def _transaction_status(raw: Any) -> int | None:
+    info = getattr(raw, "info", None)  # psycopg 3
+    if info is not None:
+        return int(info.transaction_status)
+    get_status = getattr(raw, "get_transaction_status", None)  # psycopg2
+    return int(get_status()) if get_status is not None else None
+
+
 def _apply(wrapper: Any, value: str) -> None:
     # The DB-API cursor, not the wrapper's: this runs inside the execute wrappers, and a
     # server-side cursor of the query being wrapped must not run a second statement.
     with wrapper.wrap_database_errors, wrapper.connection.cursor() as cursor:
         cursor.execute("SELECT set_config(%s, %s, false)", [SETTING, value])
-    # Under manual transaction management nothing says when the value could be rolled
-    # back: remember nothing, so the next query sets it again.
+    # Manual transaction management gives no way to know when the value could be rolled
+    # back (connection.rollback() runs no statement through the wrappers): remember
+    # nothing, so the next query sets it again.
     manual = not wrapper.in_atomic_block and not wrapper.get_autocommit()
     setattr(wrapper, _APPLIED, None if manual else _Applied(wrapper, value))
 
@@ -114,18 +148,30 @@ def carry_tenant(
     wrapper = context["connection"]
     value = _setting_value()
     applied: _Applied | None = getattr(wrapper, _APPLIED, None)
-    # In a transaction already doomed, the query itself says why; a statement of ours
-    # would fail first with a less helpful error.
-    if (applied is None or not applied.holds(wrapper, value)) and not wrapper.needs_rollback:
+    # In a failed transaction only a rollback can run (Django's own ROLLBACK TO SAVEPOINT
+    # among them), and it replaces the hooks list anyway; a statement of ours would fail
+    # and doom the transaction for good.
+    if (
+        (applied is None or not applied.holds(wrapper, value))
+        and not wrapper.needs_rollback
+        and _transaction_status(wrapper.connection) != _FAILED
+    ):
         _apply(wrapper, value)
-    return execute(sql, params, many, context)
+    try:
+        return execute(sql, params, many, context)
+    finally:
+        if isinstance(sql, str) and sql.lstrip()[:8].upper().startswith(_FORGETTING):
+            setattr(wrapper, _APPLIED, None)
 
 
 def install_carry_tenant(sender: Any, connection: Any, **kwargs: Any) -> None:
     """``connection_created`` receiver: :func:`carry_tenant` on each new connection of the
-    databases listed in ``TENANCY["ROW_LEVEL_SECURITY"]``."""
+    PostgreSQL databases listed in ``TENANCY["ROW_LEVEL_SECURITY"]`` (another database is
+    appframework_tenancy.E007)."""
     from appframework.conf import app_settings
 
+    if connection.vendor != "postgresql":
+        return
     if connection.alias not in app_settings.TENANCY.ROW_LEVEL_SECURITY:
         return
     setattr(connection, _APPLIED, None)  # a new session holds no value yet

@@ -46,14 +46,34 @@ _EVENT_NAME = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?")
 FAN_OUT_THRESHOLD = 20
 
 
-#: How a job running on a worker retries publishing while the broker is away: about ten
-#: seconds (within the job's time limits) before it puts its own message back instead.
+#: How a job running on a worker retries publishing while the broker is away (kombu's
+#: retry policy): about ten seconds, counted in its time limits, before it puts its own
+#: message back instead.
 WORKER_PUBLISH_RETRY = {
     "max_retries": 5,
     "interval_start": 0.5,
     "interval_step": 1.0,
     "interval_max": 3.0,
 }
+
+
+def comes_back_later(exc: BaseException) -> bool:
+    """Whether a job whose publish failed with ``exc`` should put its own message back:
+    the broker is away, or the job's time ran out while waiting for it. Anything else (a
+    message the broker refuses) would come back forever."""
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    return is_outage(exc) or isinstance(exc, SoftTimeLimitExceeded)
+
+
+def publish_window() -> float:
+    """The longest a worker's publish waits for the broker: the sum of the retry policy's
+    sleeps (kombu's schedule: start, start + step, ..., each at most interval_max)."""
+    policy = WORKER_PUBLISH_RETRY
+    return sum(
+        min(policy["interval_max"], policy["interval_start"] + n * policy["interval_step"])
+        for n in range(int(policy["max_retries"]))
+    )
 
 
 def _task_options(in_worker: bool = False) -> dict[str, Any]:
@@ -94,7 +114,7 @@ def _publish_single(
                 **options,
             )
         except Exception as exc:
-            if in_worker and is_outage(exc):
+            if in_worker and comes_back_later(exc):
                 raise  # the job puts its own message back: nothing is lost
             logger.exception(
                 "Could not queue webhook %s (%s) for endpoint %s.", event, delivery_id, endpoint_id
@@ -153,7 +173,7 @@ def publish_jobs(
                 **options,
             )
         except Exception as exc:
-            if in_worker and is_outage(exc):
+            if in_worker and comes_back_later(exc):
                 raise
             logger.exception("Could not queue a batch of webhook %s; queuing each job.", event)
             queued += _publish_single(event, body, batch, attempt, in_worker)

@@ -23,12 +23,11 @@ from celery.exceptions import Reject
 from django.db import InterfaceError, OperationalError, router
 
 from appframework.conf import app_settings
-from appframework.middleware import is_outage
 
 from ._connection import kept_connection
 from ._sql import LogRow, insert_log_rows, read_endpoints
 from .delivery import AttemptResult, deliver_once, failed_attempt
-from .manager import WORKER_PUBLISH_RETRY, publish_jobs
+from .manager import WORKER_PUBLISH_RETRY, comes_back_later, publish_jobs, publish_window
 
 __all__ = [
     "MAX_JITTER",
@@ -49,10 +48,14 @@ MAX_JITTER = 1 + JITTER
 
 
 def time_limits() -> tuple[float, float]:
-    """Celery's (soft, hard) time limits of one attempt: the reading deadline plus room
-    for the DNS lookup, the log write and the retry publish."""
-    deadline = float(app_settings.WEBHOOKS.DEADLINE)
-    return deadline + 15, deadline + 30
+    """Celery's (soft, hard) time limits of a job: connecting and the whole attempt (a
+    batch waits that long for its slowest endpoint, plus 5 s), the publish of its retries
+    waiting for the broker, and 10 s for the DNS lookup and the log write; the hard limit
+    15 s later."""
+    conf = app_settings.WEBHOOKS
+    attempt = float(conf.CONNECT_TIMEOUT) + float(conf.DEADLINE) + 5
+    soft = attempt + publish_window() + 10
+    return soft, soft + 15
 
 
 def backoff(retries: int) -> float:
@@ -209,11 +212,12 @@ def DeliverWebhookJob(self: Any, endpoint_id: int, event: str, body: str, delive
 
 
 def _put_back(reason: Any) -> Reject:
-    """What a job raises when the broker took none of what it had to queue. Celery drops
-    a message whose retry it could not publish; with the broker away (not a message it
-    refused) the job's own message goes back instead, and the attempt is made again once
-    the broker is back, or after the visibility timeout should putting it back fail too."""
-    if not is_outage(reason):
+    """What a job raises when the broker did not take all it had to queue. Celery drops a
+    message whose retry it could not publish; with the broker away (not a message it
+    refused), or the job's time up while waiting for it, the job's own message goes back
+    instead. The job runs again once the broker is back, or after the visibility timeout
+    should putting it back fail too; what it had already queued is queued again."""
+    if not comes_back_later(reason):
         return Reject(reason, requeue=False)
     logger.warning("The broker is away; the webhook job goes back to the queue: %s", reason)
     return Reject(reason, requeue=True)

@@ -237,6 +237,11 @@ LOGIN_REDIRECT_URL = "/"
 # Celery: eager by default (the embedded "inline queue"); a broker URL switches it off.
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "memory://")
 CELERY_TASK_ALWAYS_EAGER = "CELERY_BROKER_URL" not in os.environ
+# A broker that stops answering is an error after 5 s, not a hang (docs/webhooks.md).
+CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {
+    "socket_timeout": 5,
+    "socket_connect_timeout": 5,
+}
 
 # The secret of the demo's user.registered endpoint, shared with its own receiver.
 DEMO_WEBHOOK_SECRET = os.environ.get("DEMO_WEBHOOK_SECRET", "demo-webhook-secret")
@@ -301,10 +306,10 @@ if os.environ.get("CELERY_VISIBILITY_TIMEOUT"):
     # How long a job taken by a worker that died stays invisible before Redis hands it
     # to another (docs/webhooks.md): short in the cluster's fault tests, with a backoff
     # cap well below half of it (appframework_webhooks.W001).
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "visibility_timeout": int(os.environ["CELERY_VISIBILITY_TIMEOUT"]),
-        "unacked_restore_interval": 1,
-    }
+    CELERY_BROKER_TRANSPORT_OPTIONS.update(
+        visibility_timeout=int(os.environ["CELERY_VISIBILITY_TIMEOUT"]),
+        unacked_restore_interval=1,
+    )
     APPFRAMEWORK["WEBHOOKS"]["BACKOFF_CAP"] = float(os.environ.get("WEBHOOKS_BACKOFF_CAP", 600))
 
 if os.environ.get("CLIENT_IP_HEADER"):

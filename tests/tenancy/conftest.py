@@ -26,3 +26,15 @@ def two_tenants(db: Any) -> dict[str, Any]:
             rows[f"{name}_post"] = post
             rows[f"{name}_comment"] = Comment.objects.create(post=post, body=f"{name}-comment")
     return rows
+
+
+def row_level_security(aliases: Any) -> Any:
+    """``override_settings`` of ``TENANCY["ROW_LEVEL_SECURITY"]`` (the rest kept)."""
+    import copy
+
+    from django.conf import settings
+    from django.test import override_settings
+
+    app = copy.deepcopy(settings.APPFRAMEWORK)
+    app.setdefault("TENANCY", {})["ROW_LEVEL_SECURITY"] = aliases
+    return override_settings(APPFRAMEWORK=app)

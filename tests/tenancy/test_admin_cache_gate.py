@@ -457,7 +457,10 @@ def test_an_undefined_ability_on_an_unsaved_object_raises_keyerror_not_403(user:
 
 def test_an_unsaved_object_made_for_another_tenant_is_still_denied(user: Any) -> None:
     with as_tenant(A):
-        assert tenant_guard(user, "update-post", BlogPost(title="t", author=user, tenant_id=B)) is False
+        assert (
+            tenant_guard(user, "update-post", BlogPost(title="t", author=user, tenant_id=B))
+            is False
+        )
 
 
 # -- superusers: Django's has_perm shortcut and authorize() -------------------------------------------------

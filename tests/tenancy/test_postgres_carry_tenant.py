@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -21,12 +23,18 @@ from asgiref.sync import sync_to_async
 from django.core.management import call_command
 from django.db import ProgrammingError, connection, connections, transaction
 from django.http import HttpRequest, JsonResponse
-from django.test import Client, override_settings
+from django.test import Client
 from django.urls import path
 
 from appframework_tenancy import all_tenants, as_tenant
 from appframework_tenancy import postgres as rls
-from appframework_tenancy.postgres import SETTING, carry_tenant, install_carry_tenant
+from appframework_tenancy.postgres import (
+    SETTING,
+    carry_tenant,
+    install_carry_tenant,
+    rls_drop_sql,
+)
+from tests.tenancy.conftest import row_level_security
 from tests.tenancy.lab.models import Post
 from tests.tenancy.test_postgres_rls import (
     APP_ROLE,
@@ -42,25 +50,37 @@ from tests.tenancy.test_postgres_rls import (
 
 pytestmark = [pytest.mark.postgresql, pytest.mark.django_db]
 
+TX_ROLE = f"{APP_ROLE}_tx_{os.getpid()}"
+
+
+@contextmanager
+def carried() -> Iterator[None]:
+    """``carry_tenant`` on the connection for the block (already there when the settings
+    turn it on, and left there then)."""
+    installed = carry_tenant in connection.execute_wrappers
+    if not installed:
+        connection.execute_wrappers.insert(0, carry_tenant)
+    try:
+        yield
+    finally:
+        if not installed:
+            connection.execute_wrappers.remove(carry_tenant)
+
 
 @pytest.fixture
 def carrying(two_tenants: dict[str, Any]) -> Iterator[None]:
-    """The policy on the lab's post table, the connection as a plain role, and
-    ``carry_tenant`` on the connection (already there when the settings turn it on)."""
+    """The policy on the lab's post table, and the connection as a plain role with
+    ``carry_tenant`` on it, inside the test's transaction."""
     assert connection.vendor == "postgresql"
     assert connection.in_atomic_block
     enable_policy()
     grant_app_role()
-    installed = carry_tenant in connection.execute_wrappers
-    if not installed:
-        connection.execute_wrappers.insert(0, carry_tenant)
-    execute(f"SET LOCAL ROLE {APP_ROLE}")
-    try:
-        yield
-    finally:
-        execute("RESET ROLE")
-        if not installed:
-            connection.execute_wrappers.remove(carry_tenant)
+    with carried():
+        execute(f"SET LOCAL ROLE {APP_ROLE}")
+        try:
+            yield
+        finally:
+            execute("RESET ROLE")
 
 
 @pytest.fixture
@@ -134,7 +154,9 @@ def test_a_rolled_back_savepoint_that_changed_the_tenant_does_not_leave_the_old_
 @pytest.fixture
 def carrying_across_transactions(db: Any, transactional_db: Any) -> Iterator[None]:
     """As ``carrying``, for a test whose transactions really commit and roll back: the
-    role is the session's, and everything is undone by hand afterwards."""
+    role is the session's, and everything is undone by hand afterwards. Roles belong to
+    the whole server, so this one has a name of its own (other test processes check that
+    theirs never outlives a test)."""
     from tests.tenancy.lab.models import Post as LabPost
 
     with as_tenant(A):
@@ -142,24 +164,19 @@ def carrying_across_transactions(db: Any, transactional_db: Any) -> Iterator[Non
     with as_tenant(B):
         LabPost.objects.create(title="B-post")
     enable_policy()
-    grant_app_role()
-    installed = carry_tenant in connection.execute_wrappers
-    if not installed:
-        connection.execute_wrappers.insert(0, carry_tenant)
-    execute(f"SET ROLE {APP_ROLE}")
-    try:
-        yield
-    finally:
-        execute("RESET ROLE")
-        execute("SELECT set_config(%s, '', false)", [SETTING])
-        if not installed:
-            connection.execute_wrappers.remove(carry_tenant)
-        execute(f'DROP POLICY IF EXISTS tenant_isolation ON "{TABLE}"')
-        execute(f'ALTER TABLE "{TABLE}" NO FORCE ROW LEVEL SECURITY')
-        execute(f'ALTER TABLE "{TABLE}" DISABLE ROW LEVEL SECURITY')
-        execute(f"REVOKE ALL ON {TABLE} FROM {APP_ROLE}")
-        execute(f"REVOKE USAGE ON SCHEMA public FROM {APP_ROLE}")
-        execute(f"DROP ROLE {APP_ROLE}")
+    grant_app_role(TX_ROLE)
+    with carried():
+        execute(f"SET ROLE {TX_ROLE}")
+        try:
+            yield
+        finally:
+            execute("RESET ROLE")
+            execute("SELECT set_config(%s, '', false)", [SETTING])
+    for statement in rls_drop_sql(TABLE):
+        execute(statement)
+    execute(f"REVOKE ALL ON {TABLE} FROM {TX_ROLE}")
+    execute(f"REVOKE USAGE ON SCHEMA public FROM {TX_ROLE}")
+    execute(f"DROP ROLE {TX_ROLE}")
 
 
 @pytest.mark.django_db(transaction=True)
@@ -180,6 +197,56 @@ def test_a_rolled_back_transaction_that_changed_the_tenant_does_not_leave_the_ol
         assert titles() == ["B-post"]
     with as_tenant(B):
         assert titles() == ["B-post"]  # committed: still B
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_transaction_begun_and_rolled_back_in_raw_sql_does_not_leave_the_old_tenant_in_use(
+    carrying_across_transactions: None,
+) -> None:
+    """BEGIN and ROLLBACK sent as SQL, behind Django's back: B set inside is undone by the
+    ROLLBACK, and the next query under B must set it again."""
+    with as_tenant(A):
+        assert titles() == ["A-post"]
+    execute("BEGIN")
+    with as_tenant(B):
+        assert titles() == ["B-post"]
+        execute("ROLLBACK")
+        assert titles() == ["B-post"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_rollback_under_manual_transaction_management_does_not_leave_the_old_tenant(
+    carrying_across_transactions: None,
+) -> None:
+    with as_tenant(A):
+        assert titles() == ["A-post"]
+    transaction.set_autocommit(False)
+    try:
+        with as_tenant(B):
+            assert titles() == ["B-post"]
+            transaction.rollback()  # no statement through the wrappers
+            assert titles() == ["B-post"]
+            transaction.rollback()
+    finally:
+        transaction.set_autocommit(True)
+
+
+def test_a_failed_savepoint_under_another_tenant_rolls_back_cleanly(carrying: None) -> None:
+    """The database error aborts the transaction; Django's ROLLBACK TO SAVEPOINT then runs
+    under the outer tenant, and the wrapper must let it through rather than try to set the
+    value in the failed transaction (which would doom the outer one)."""
+    with as_tenant(A):
+        assert titles() == ["A-post"]
+        with pytest.raises(ProgrammingError), transaction.atomic(), as_tenant(B):
+            insert("smuggled", A)  # refused by the policy: the transaction has failed
+        assert titles() == ["A-post"]
+
+
+def test_a_set_of_the_setting_in_raw_sql_is_noticed(carrying: None) -> None:
+    with as_tenant(A):
+        assert titles() == ["A-post"]
+        execute(f"SET {SETTING} = '{B}'")
+        assert titles() == ["A-post"]
 
 
 def test_the_setting_is_given_once_per_change_of_tenant_not_once_per_query(
@@ -209,13 +276,6 @@ def test_a_query_in_a_doomed_transaction_raises_its_own_error_not_one_of_the_wra
         with as_tenant(B), pytest.raises(TransactionManagementError, match="atomic"):
             titles()
     assert str(B) not in applies
-
-
-def row_level_security(aliases: list[str]) -> Any:
-    from django.conf import settings
-
-    tenancy = {**settings.APPFRAMEWORK.get("TENANCY", {}), "ROW_LEVEL_SECURITY": aliases}
-    return override_settings(APPFRAMEWORK={**settings.APPFRAMEWORK, "TENANCY": tenancy})
 
 
 def passing(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:

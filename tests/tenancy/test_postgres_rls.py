@@ -69,14 +69,14 @@ def without_carry_tenant() -> Iterator[None]:
             connection.execute_wrappers.insert(0, carry_tenant)
 
 
-def grant_app_role() -> None:
+def grant_app_role(role: str = APP_ROLE) -> None:
     execute(
         "DO $$ BEGIN "
-        f"IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{APP_ROLE}') "
-        f"THEN CREATE ROLE {APP_ROLE} NOLOGIN; END IF; END $$"
+        f"IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{role}') "
+        f"THEN CREATE ROLE {role} NOLOGIN; END IF; END $$"
     )
-    execute(f"GRANT USAGE ON SCHEMA public TO {APP_ROLE}")
-    execute(f"GRANT SELECT, INSERT ON {TABLE} TO {APP_ROLE}")
+    execute(f"GRANT USAGE ON SCHEMA public TO {role}")
+    execute(f"GRANT SELECT, INSERT ON {TABLE} TO {role}")
 
 
 @pytest.fixture

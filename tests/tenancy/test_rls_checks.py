@@ -5,7 +5,6 @@ policy."""
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 from typing import Any
 
@@ -13,21 +12,15 @@ import pytest
 from django.apps import apps
 from django.conf import settings
 from django.core import checks
-from django.test import override_settings
 
 from appframework_tenancy.checks import (
     check_row_level_security,
     check_row_level_security_database,
 )
+from tests.tenancy.conftest import row_level_security
 from tests.tenancy.test_postgres_rls import APP_ROLE, enable_policy, execute, grant_app_role
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "checks.md"
-
-
-def row_level_security(value: Any) -> Any:
-    app = copy.deepcopy(settings.APPFRAMEWORK)
-    app.setdefault("TENANCY", {})["ROW_LEVEL_SECURITY"] = value
-    return override_settings(APPFRAMEWORK=app)
 
 
 def ids(messages: list[checks.CheckMessage]) -> list[str]:
@@ -46,6 +39,7 @@ def test_both_checks_are_registered_the_second_only_with_the_database_tag() -> N
     assert check_row_level_security in registry.get_checks()
     assert check_row_level_security_database in registry.get_checks()
     assert "database" in check_row_level_security_database.tags  # type: ignore[attr-defined]
+    assert "database" not in getattr(check_row_level_security, "tags", ())
 
 
 def test_an_empty_list_is_fine() -> None:
@@ -135,3 +129,25 @@ def test_an_ordinary_role_is_not_w003() -> None:
     finally:
         execute("RESET ROLE")
     assert "appframework_tenancy.W003" not in ids(messages)
+
+
+@pytest.mark.postgresql
+@pytest.mark.django_db
+def test_a_tenant_model_whose_table_does_not_exist_yet_is_not_w004() -> None:
+    """migrate runs the checks before it migrates: a table it is about to create (and
+    put the policy on) is not reported."""
+    from django.test.utils import isolate_apps
+
+    from appframework_tenancy import TenantModel
+
+    with isolate_apps("tests.tenancy.lab") as registry:
+
+        class Unmigrated(TenantModel):
+            class Meta:
+                app_label = "tenancy_lab"
+
+        with row_level_security(["default"]):
+            messages = check_row_level_security_database(
+                app_configs=registry.get_app_configs(), databases=["default"]
+            )
+    assert "appframework_tenancy.W004" not in ids(messages)

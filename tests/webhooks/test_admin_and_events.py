@@ -442,15 +442,16 @@ def test_check_visibility_timeout_w001_when_the_longest_wait_reaches_half_of_it(
     _assert_points_at_docs(messages, "W001")
     assert len(messages) == 1
     assert isinstance(messages[0], checks.Warning)
-    assert "780" in messages[0].msg  # 600 x 1.2 + 30 (deadline) + 30 (hard time limit)
+    # 600 x 1.2 + the hard time limit (3 + 30 + 5 + 10.5 + 10 + 15 = 73.5)
+    assert "794 s" in messages[0].msg
 
 
 def test_check_visibility_timeout_boundary_follows_backoff_cap_and_deadline() -> None:
-    # Longest wait plus a whole attempt: 100 x 1.2 + 30 + 30 = 180 s.
+    # Longest wait plus the job's hard time limit: 100 x 1.2 + 73.5 = 193.5 s.
     with webhook_settings(BACKOFF_CAP=100.0, DEADLINE=30.0):
-        with override_settings(CELERY_BROKER_TRANSPORT_OPTIONS={"visibility_timeout": 360}):
+        with override_settings(CELERY_BROKER_TRANSPORT_OPTIONS={"visibility_timeout": 387}):
             assert [m.id for m in check_visibility_timeout()] == ["appframework_webhooks.W001"]
-        with override_settings(CELERY_BROKER_TRANSPORT_OPTIONS={"visibility_timeout": 361}):
+        with override_settings(CELERY_BROKER_TRANSPORT_OPTIONS={"visibility_timeout": 388}):
             assert check_visibility_timeout() == []
 
 

@@ -17,12 +17,18 @@ from typing import Any
 
 import kombu.exceptions
 import pytest
+import redis.exceptions
 from celery.exceptions import Reject
 from django.test import Client
 
 from appframework_webhooks import WebhookDelivery, WebhookEndpoint
 from appframework_webhooks import tasks as webhook_tasks
-from appframework_webhooks.manager import WORKER_PUBLISH_RETRY, publish_jobs, serialize
+from appframework_webhooks.manager import (
+    WORKER_PUBLISH_RETRY,
+    publish_jobs,
+    publish_window,
+    serialize,
+)
 from appframework_webhooks.tasks import DeliverWebhookBatchJob, DeliverWebhookJob, FanOutWebhookJob
 
 from .receiver import Receiver
@@ -31,7 +37,19 @@ pytestmark = pytest.mark.django_db
 
 EVENT = "order.paid"
 BODY = serialize(EVENT, {"id": 1})
-BROKER_AWAY = kombu.exceptions.OperationalError("Error 111 connecting to 127.0.0.1:6379.")
+
+
+def _wrapped(cause: Exception) -> kombu.exceptions.OperationalError:
+    """What kombu raises when its transport fails: OperationalError from the cause."""
+    try:
+        raise kombu.exceptions.OperationalError(str(cause)) from cause
+    except kombu.exceptions.OperationalError as exc:
+        return exc
+
+
+BROKER_AWAY = _wrapped(redis.exceptions.ConnectionError("Error 111 connecting to 127.0.0.1:6379."))
+#: The broker answered, and refused: not an outage (it would refuse again).
+BROKER_REFUSES = _wrapped(redis.exceptions.ResponseError("OOM command not allowed"))
 
 
 @pytest.fixture
@@ -98,6 +116,11 @@ def test_a_retry_the_broker_cannot_take_puts_the_job_back_instead_of_dropping_it
 def test_a_retry_from_a_worker_waits_longer_for_the_broker_than_celerys_default(
     receiver: Receiver, loopback_allowed: None, on_a_worker: None, monkeypatch: Any
 ) -> None:
+    """The policy goes with the retry's publish, and by kombu's own schedule it waits
+    about ten seconds: a Redis restart, where Celery's default gives up within one."""
+    from celery import current_app
+    from kombu.utils.functional import retry_over_time
+
     endpoint = failing_endpoint(receiver)
     broker = Broker(monkeypatch, None)
 
@@ -106,28 +129,70 @@ def test_a_retry_from_a_worker_waits_longer_for_the_broker_than_celerys_default(
 
     (options,) = broker.calls
     assert options["retry_policy"] == WORKER_PUBLISH_RETRY
-    waits = [
-        min(
-            WORKER_PUBLISH_RETRY["interval_max"],
-            WORKER_PUBLISH_RETRY["interval_start"] + n * WORKER_PUBLISH_RETRY["interval_step"],
-        )
-        for n in range(WORKER_PUBLISH_RETRY["max_retries"])
-    ]
-    assert 8 <= sum(waits) <= 15  # seconds: a Redis restart, within the job's time limits
+
+    def waits(policy: dict[str, Any]) -> float:
+        slept: list[float] = []
+        monkeypatch.setattr("kombu.utils.functional.sleep", slept.append)
+
+        def refused() -> None:
+            raise ConnectionError
+
+        with pytest.raises(ConnectionError):
+            retry_over_time(refused, ConnectionError, **policy)
+        return sum(slept)
+
+    ours, celerys = waits(WORKER_PUBLISH_RETRY), waits(current_app.conf.task_publish_retry_policy)
+    assert ours == pytest.approx(publish_window())
+    assert 8 <= ours <= 15
+    assert celerys <= 1.5 < ours
 
 
+@pytest.mark.parametrize(
+    "refusal",
+    [BROKER_REFUSES, ValueError("message too large")],
+    ids=["the broker out of memory", "another error"],
+)
 def test_a_retry_refused_for_another_reason_is_dropped_as_celery_does(
-    receiver: Receiver, loopback_allowed: None, on_a_worker: None, monkeypatch: Any
+    receiver: Receiver,
+    loopback_allowed: None,
+    on_a_worker: None,
+    monkeypatch: Any,
+    refusal: Exception,
 ) -> None:
     """Only a broker that cannot be reached sends the message back: one it refuses would
     come back forever."""
     endpoint = failing_endpoint(receiver)
-    Broker(monkeypatch, ValueError("message too large"))
+    Broker(monkeypatch, refusal)
 
     with pytest.raises(Reject) as rejected:
         deliver(endpoint)
 
     assert rejected.value.requeue is False
+
+
+def test_a_job_whose_time_runs_out_waiting_for_the_broker_goes_back(
+    receiver: Receiver, loopback_allowed: None, on_a_worker: None, monkeypatch: Any
+) -> None:
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    endpoint = failing_endpoint(receiver)
+    Broker(monkeypatch, SoftTimeLimitExceeded())
+
+    with pytest.raises(Reject) as rejected:
+        deliver(endpoint)
+
+    assert rejected.value.requeue is True
+
+
+def test_the_time_limits_leave_room_for_the_slowest_batch_and_the_wait_for_the_broker() -> None:
+    from appframework.conf import app_settings
+    from appframework_webhooks.tasks import time_limits
+
+    conf = app_settings.WEBHOOKS
+    soft, hard = time_limits()
+    slowest_batch = float(conf.CONNECT_TIMEOUT) + float(conf.DEADLINE) + 5
+    assert soft >= slowest_batch + publish_window() + 5
+    assert hard > soft
 
 
 def test_a_batch_whose_retries_the_broker_cannot_take_comes_back_whole(
@@ -200,3 +265,17 @@ def publish_view(request: Any) -> Any:
 from django.urls import path  # noqa: E402
 
 urlpatterns = [path("publish", publish_view)]
+
+
+def test_a_view_whose_broker_refuses_is_a_500_not_an_outage(settings: Any) -> None:
+    settings.ROOT_URLCONF = "tests.webhooks.test_broker_away"
+    client = Client(raise_request_exception=False)
+    response = client.get("/refused", HTTP_ACCEPT="application/json")
+    assert response.status_code == 500
+
+
+def refused_view(request: Any) -> Any:
+    raise BROKER_REFUSES
+
+
+urlpatterns.append(path("refused", refused_view))

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db import migrations
 
-from appframework_tenancy.postgres import rls_policy_sql
+from appframework_tenancy.postgres import rls_drop_sql, rls_policy_sql
 
 TABLE = "blog_post"
 
@@ -20,9 +20,8 @@ def enable(apps: Any, schema_editor: Any) -> None:
 
 def disable(apps: Any, schema_editor: Any) -> None:
     if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(f'DROP POLICY IF EXISTS tenant_isolation ON "{TABLE}"')
-        schema_editor.execute(f'ALTER TABLE "{TABLE}" NO FORCE ROW LEVEL SECURITY')
-        schema_editor.execute(f'ALTER TABLE "{TABLE}" DISABLE ROW LEVEL SECURITY')
+        for statement in rls_drop_sql(TABLE):
+            schema_editor.execute(statement)
 
 
 class Migration(migrations.Migration):
