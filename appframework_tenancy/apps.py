@@ -35,8 +35,8 @@ class TenancyServiceProvider(AppConfig):
         pre_save.connect(guard_save, dispatch_uid="appframework_tenancy.guard_save")
         post_save.connect(remember_saved, dispatch_uid="appframework_tenancy.remember_saved")
         m2m_changed.connect(guard_m2m_add, dispatch_uid="appframework_tenancy.guard_m2m")
-        # Connected whatever the setting says now: it is read per new connection, so
-        # override_settings in tests turns it on and off.
+        # Connected whatever the setting says now: it is read as each connection opens,
+        # so a setting changed in a test applies to connections opened after the change.
         connection_created.connect(
             install_carry_tenant, dispatch_uid="appframework_tenancy.carry_tenant"
         )

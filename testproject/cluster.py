@@ -337,21 +337,17 @@ class Cluster:
         """Rows of the last of ``statements``, run in turn on one connection to the scratch
         database, as the application's role or as the administrator of
         ``--database-url``."""
-        parts = urlsplit(self.database_url)
-        if as_admin:
-            user, password = parts.username or "postgres", parts.password or ""
-        else:
-            user, password = self.database, ""
+        user, password = self._admin_login() if as_admin else (self.database, "")
         return self._run_sql(statements, user=user, password=password, dbname=self.database)
 
-    def _admin_sql(self, sql: str) -> None:
+    def _admin_login(self) -> tuple[str, str]:
         parts = urlsplit(self.database_url)
-        self._run_sql(
-            [sql],
-            user=parts.username or "postgres",
-            password=parts.password or "",
-            dbname=parts.path.lstrip("/") or "postgres",
-        )
+        return parts.username or "postgres", parts.password or ""
+
+    def _admin_sql(self, sql: str) -> None:
+        user, password = self._admin_login()
+        dbname = urlsplit(self.database_url).path.lstrip("/") or "postgres"
+        self._run_sql([sql], user=user, password=password, dbname=dbname)
 
     def _run_sql(
         self, statements: Sequence[str], *, user: str, password: str, dbname: str
