@@ -35,8 +35,8 @@ import statistics
 import sys
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 import benchlib
 
@@ -50,21 +50,14 @@ TABLE = f"bench_rls_item_{os.getpid()}"
 
 def configure() -> None:
     url = os.environ.get("DATABASE_URL", "")
-    parts = urlsplit(url)
-    if parts.scheme not in ("postgres", "postgresql"):
+    if not url.startswith(("postgres://", "postgresql://")):
         raise SystemExit("tenancy_rls.py needs DATABASE_URL=postgres://... (row-level security)")
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from testproject.settings import database_from_url  # the demo's one URL parser
+
     benchlib.configure_django(
         INSTALLED_APPS=["django.contrib.contenttypes", "appframework_tenancy"],
-        DATABASES={
-            "default": {
-                "ENGINE": "django.db.backends.postgresql",
-                "NAME": unquote(parts.path.lstrip("/")) or "postgres",
-                "USER": unquote(parts.username or "postgres"),
-                "PASSWORD": unquote(parts.password or ""),
-                "HOST": parts.hostname or "127.0.0.1",
-                "PORT": str(parts.port or 5432),
-            }
-        },
+        DATABASES={"default": database_from_url(url)},
         DEFAULT_AUTO_FIELD="django.db.models.BigAutoField",
         APPFRAMEWORK={},
     )

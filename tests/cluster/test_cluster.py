@@ -258,6 +258,19 @@ class _Receiver:
         self.server.server_close()
 
 
+def _only_endpoints(cluster: Any, base_url: str, count: int) -> None:
+    """user.registered goes to ``count`` endpoints ``base_url/0``, ``/1``... and nowhere
+    else (the demo's own endpoint is switched off)."""
+    cluster.manage(
+        "shell",
+        "-c",
+        "from appframework_webhooks.models import WebhookEndpoint as E;"
+        "E.objects.filter(event='user.registered').update(active=False);"
+        f"E.objects.bulk_create(E(url='{base_url}/%d' % i, event='user.registered',"
+        f" secret='s') for i in range({count}))",
+    )
+
+
 def test_webhooks_survive_a_killed_worker_and_a_killed_app_server(cluster: Any) -> None:
     """2,000 deliveries (20 sign-ups x 100 endpoints, first attempts in batches) while
     one Celery worker is SIGKILLed and restarted and one app server is SIGKILLed: every
@@ -266,14 +279,7 @@ def test_webhooks_survive_a_killed_worker_and_a_killed_app_server(cluster: Any) 
     flight."""
     receiver = _Receiver()
     try:
-        cluster.manage(
-            "shell",
-            "-c",
-            "from appframework_webhooks.models import WebhookEndpoint as E;"
-            "E.objects.filter(event='user.registered').update(active=False);"
-            f"E.objects.bulk_create(E(url='{receiver.url}/e/%d' % i, event='user.registered',"
-            " secret='s') for i in range(100))",
-        )
+        _only_endpoints(cluster, f"{receiver.url}/e", 100)
         signups = 20
         bases = _round_robin(cluster)
         created: list[str] = []
@@ -373,14 +379,7 @@ def test_retries_queued_while_redis_is_away_are_delivered_once_it_is_back(
     message back; once Redis is back, all 24 deliveries arrive."""
     receiver = _Receiver(first_answer=(3.0, 503))
     try:
-        cluster.manage(
-            "shell",
-            "-c",
-            "from appframework_webhooks.models import WebhookEndpoint as E;"
-            "E.objects.filter(event='user.registered').update(active=False);"
-            f"E.objects.bulk_create(E(url='{receiver.url}/away/%d' % i, event='user.registered',"
-            " secret='s') for i in range(12))",
-        )
+        _only_endpoints(cluster, f"{receiver.url}/away", 12)
         for n in range(2):
             response = Browser(f"203.0.113.{100 + n}").post(
                 cluster.urls[n],
