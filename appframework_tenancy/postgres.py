@@ -160,7 +160,7 @@ def carry_tenant(
     try:
         return execute(sql, params, many, context)
     finally:
-        if isinstance(sql, str) and sql.lstrip()[:8].upper().startswith(_FORGETTING):
+        if isinstance(sql, str) and sql[:24].lstrip()[:8].upper().startswith(_FORGETTING):
             setattr(wrapper, _APPLIED, None)
 
 
