@@ -239,6 +239,8 @@ def check_row_level_security_database(
     migrates: a table it has yet to create is not reported)."""
     from django.db import DatabaseError, connections, router
 
+    from .postgres import role_skips_policies
+
     messages: list[checks.CheckMessage] = []
     for alias in _rls_aliases():
         if databases is None or alias not in databases or alias not in connections:
@@ -252,14 +254,10 @@ def check_row_level_security_database(
             if router.allow_migrate_model(alias, model)
         }
         try:
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    "SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user"
-                )
-                row = cursor.fetchone()
+            skips = role_skips_policies(connection)
         except DatabaseError:
-            row = None  # the database is not reachable: nothing to say about it
-        if row is not None and row[0]:
+            skips = False  # the database is not reachable: nothing to say about it
+        if skips:
             messages.append(
                 _warning(
                     "appframework_tenancy.W003",

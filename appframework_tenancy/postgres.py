@@ -31,6 +31,7 @@ __all__ = [
     "rls_drop_sql",
     "rls_policy_sql",
     "rls_tenant",
+    "role_skips_policies",
 ]
 
 SETTING = "app.tenant_id"
@@ -57,6 +58,15 @@ def rls_policy_sql(table: str, *, setting: str = SETTING, column: str = "tenant_
         f"USING ({col}::text = NULLIF(current_setting('{setting}', true), '')) "
         f"WITH CHECK ({col}::text = NULLIF(current_setting('{setting}', true), ''))",
     ]
+
+
+def role_skips_policies(connection: Any) -> bool:
+    """Whether ``connection``'s role is a superuser or has ``BYPASSRLS``: PostgreSQL then
+    applies no row-level-security policy to it."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user")
+        row = cursor.fetchone()
+    return bool(row and row[0])
 
 
 def rls_drop_sql(table: str) -> list[str]:

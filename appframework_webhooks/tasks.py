@@ -52,10 +52,15 @@ def time_limits() -> tuple[float, float]:
     batch waits that long for its slowest endpoint, plus 5 s), the publish of its retries
     waiting for the broker, and 10 s for the DNS lookup and the log write; the hard limit
     15 s later."""
-    conf = app_settings.WEBHOOKS
-    attempt = float(conf.CONNECT_TIMEOUT) + float(conf.DEADLINE) + 5
-    soft = attempt + publish_window() + 10
+    soft = batch_wait() + publish_window() + 10
     return soft, soft + 15
+
+
+def batch_wait() -> float:
+    """The longest a batch waits for its slowest attempt: connecting and the whole
+    attempt, plus 5 s."""
+    conf = app_settings.WEBHOOKS
+    return float(conf.CONNECT_TIMEOUT) + float(conf.DEADLINE) + 5
 
 
 def backoff(retries: int) -> float:
@@ -279,8 +284,7 @@ def DeliverWebhookBatchJob(self: Any, event: str, body: str, jobs: list[tuple[in
     ]
     # Every attempt ends within its own limits; this bounds the wait should one not (its
     # thread then finishes on its own, and the delivery is retried like a timeout).
-    conf = app_settings.WEBHOOKS
-    wait(futures, timeout=float(conf.CONNECT_TIMEOUT) + float(conf.DEADLINE) + 5)
+    wait(futures, timeout=batch_wait())
     max_attempts = self.max_attempts
     rows: list[LogRow] = []
     retry: list[tuple[int, str]] = []

@@ -229,12 +229,18 @@ def die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
 
 
-def stop_group(proc: subprocess.Popen[Any], grace: float = 15.0) -> None:
+def stop_group(
+    proc: subprocess.Popen[Any], grace: float = 15.0, *, whole_group: bool = False
+) -> None:
     """SIGTERM to the process we started (a Celery worker then finishes its tasks and
-    stops its pool), then SIGKILL to its whole process group after ``grace`` seconds."""
+    stops its pool), or to its whole process group, then SIGKILL to the group after
+    ``grace`` seconds."""
     if proc.poll() is None:
         with contextlib.suppress(ProcessLookupError):
-            os.kill(proc.pid, signal.SIGTERM)
+            if whole_group:
+                os.killpg(proc.pid, signal.SIGTERM)
+            else:
+                os.kill(proc.pid, signal.SIGTERM)
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(grace)
     with contextlib.suppress(ProcessLookupError):

@@ -261,8 +261,7 @@ class Cluster:
 
     # -- helpers -------------------------------------------------------------------------------
     def manage(self, *args: str, timeout: float = 300) -> str:
-        """``manage.py`` with the cluster's settings; its output, standard output then
-        standard error (raises on failure)."""
+        """``manage.py`` with the cluster's settings; its output (raises on failure)."""
         done = subprocess.run(
             [sys.executable, "manage.py", *args],
             cwd=ROOT,
@@ -273,7 +272,7 @@ class Cluster:
         )
         if done.returncode != 0:
             raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{done.stderr[-3000:]}")
-        return done.stdout + done.stderr
+        return done.stdout
 
     def wait_server(self, index: int, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout

@@ -242,17 +242,8 @@ class Worker:
     def stop(self) -> None:
         """SIGTERM to the worker's process group, SIGKILL to it after STOP_GRACE s."""
         proc, self.proc = self.proc, None
-        if proc is None:
-            return
-        if proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(STOP_GRACE)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)  # what is left of the pool, if anything
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(5)
+        if proc is not None:
+            benchlib.stop_group(proc, STOP_GRACE, whole_group=True)
 
 
 # -- the receiver ------------------------------------------------------------------------------

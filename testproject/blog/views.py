@@ -163,6 +163,7 @@ def tenant_view(request: HttpRequest) -> HttpResponse:
     """/tenant: which tenant this request runs under, and a switch between the signed-in
     user's tenants (the resolver refuses a tenant they are not a member of)."""
     from appframework_tenancy import current_tenant_id
+    from appframework_tenancy.postgres import role_skips_policies
     from appframework_tenancy.resolvers import select_tenant
 
     from .models import Tenant
@@ -181,16 +182,12 @@ def tenant_view(request: HttpRequest) -> HttpResponse:
         select_tenant(request, wanted)
         return redirect("tenant")
     mine = set(member_tenant_ids(user)) if user is not None else set()
-    row_level_security = connection.alias in app_settings.TENANCY.ROW_LEVEL_SECURITY
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT count(*) FROM {connection.ops.quote_name(Post._meta.db_table)}")
         (raw_count,) = cursor.fetchone()
-        if row_level_security:
-            # A superuser (the default role of a local PostgreSQL) skips every policy.
-            cursor.execute(
-                "SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user"
-            )
-            row_level_security = not cursor.fetchone()[0]
+    policy = connection.alias in app_settings.TENANCY.ROW_LEVEL_SECURITY
+    # A superuser (the default role of a local PostgreSQL) skips every policy.
+    bypassed = policy and role_skips_policies(connection)
     return render(
         request,
         "blog/tenant.html",
@@ -200,9 +197,8 @@ def tenant_view(request: HttpRequest) -> HttpResponse:
             "tenants": Tenant.objects.filter(pk__in=mine).order_by("pk"),
             "posts": Post.objects.all()[:20],
             "raw_count": raw_count,
-            "row_level_security": row_level_security,
-            "bypassed": not row_level_security
-            and connection.alias in app_settings.TENANCY.ROW_LEVEL_SECURITY,
+            "row_level_security": policy and not bypassed,
+            "bypassed": bypassed,
         },
     )
 
