@@ -79,9 +79,9 @@ class TotpAdminSiteMixin:
     def login(
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
     ) -> HttpResponse:
+        from .auth.challenge import login_or_challenge
         from .auth.forms import AdminLoginForm
-        from .auth.sso import sign_in_or_challenge
-        from .auth.views import _too_many
+        from .errors import response_for_error
         from .exceptions import TooManyRequestsException
 
         if request.method == "GET" and self.has_permission(request):  # type: ignore[attr-defined]
@@ -92,10 +92,10 @@ class TotpAdminSiteMixin:
             try:
                 valid = form.is_valid()
             except TooManyRequestsException as exc:
-                return _too_many(request, exc)
+                return response_for_error(request, exc)
             if valid:
                 after = self._after_login(request, next_url)
-                if sign_in_or_challenge(request, form.user):
+                if login_or_challenge(request, form.user):
                     return HttpResponseRedirect(after)
                 request.session[ADMIN_NEXT_SESSION_KEY] = after
                 return HttpResponseRedirect(reverse("admin:mfa_challenge", current_app=self.name))
@@ -113,12 +113,13 @@ class TotpAdminSiteMixin:
     def mfa_challenge(self, request: HttpRequest) -> HttpResponse:
         """The code form after the admin's password form; a wrong code keeps the pending
         sign-in, past five tries a minute 429."""
+        from .auth.challenge import pending_user_id
         from .auth.forms import AdminCodeForm
-        from .auth.views import _too_many, challenge_factors
+        from .auth.views import challenge_factors
+        from .errors import response_for_error
         from .exceptions import AppFrameworkError, TooManyRequestsException
         from .http import wants_json
-        from .mfa.flows import complete_challenge, pending_user_id
-        from .middleware import response_for_error
+        from .mfa.flows import complete_challenge
 
         pending = pending_user_id(request)
         if pending is None:
@@ -137,7 +138,7 @@ class TotpAdminSiteMixin:
                 else:
                     user = complete_challenge(request, form.cleaned_data["code"])
             except TooManyRequestsException as exc:
-                return _too_many(request, exc)
+                return response_for_error(request, exc)
             except AppFrameworkError as exc:  # a refused passkey: its reason, the form again
                 if wants_json(request):
                     return response_for_error(request, exc)

@@ -19,7 +19,7 @@ from django.utils.module_loading import import_string
 from .conf import app_settings
 from .security.cookie import csrf_cookie_name
 
-_DOCS = "See docs/checks.md#{id}."
+DOCS_HINT = "See docs/checks.md#{id}."
 
 SESSION_MIDDLEWARE = "django.contrib.sessions.middleware.SessionMiddleware"
 DJANGO_CSRF_MIDDLEWARE = "django.middleware.csrf.CsrfViewMiddleware"
@@ -28,15 +28,15 @@ ERROR_MIDDLEWARE = "appframework.middleware.ErrorMiddleware"
 AUTH_MIDDLEWARE = "django.contrib.auth.middleware.AuthenticationMiddleware"
 
 
-def _error(id_: str, msg: str, hint: str, obj: Any = None) -> checks.Error:
+def check_error(id_: str, msg: str, hint: str, obj: Any = None) -> checks.Error:
     return checks.Error(
-        msg, hint=f"{hint} {_DOCS.format(id=id_.replace('.', '-'))}", obj=obj, id=id_
+        msg, hint=f"{hint} {DOCS_HINT.format(id=id_.replace('.', '-'))}", obj=obj, id=id_
     )
 
 
-def _warning(id_: str, msg: str, hint: str, obj: Any = None) -> checks.Warning:
+def check_warning(id_: str, msg: str, hint: str, obj: Any = None) -> checks.Warning:
     return checks.Warning(
-        msg, hint=f"{hint} {_DOCS.format(id=id_.replace('.', '-'))}", obj=obj, id=id_
+        msg, hint=f"{hint} {DOCS_HINT.format(id=id_.replace('.', '-'))}", obj=obj, id=id_
     )
 
 
@@ -82,7 +82,7 @@ def check_secret_key(
     """E001: sessions in use without a secret."""
     if _sessions_used() and not _secret_key():
         return [
-            _error(
+            check_error(
                 "appframework.E001",
                 "Sessions are in use but no secret key is set.",
                 "Set the APP_SECRET_KEY environment variable (or SECRET_KEY).",
@@ -104,12 +104,12 @@ def check_settings(
         auth = app_settings.AUTH
         auth.CSRF_EXEMPT  # noqa: B018 - resolves the import string
     except (ImproperlyConfigured, AttributeError) as exc:
-        return [_error("appframework.E002", str(exc), "Fix the APPFRAMEWORK setting.")]
+        return [check_error("appframework.E002", str(exc), "Fix the APPFRAMEWORK setting.")]
     for key in ("API_TOKEN_EXPIRES_IN",):
         value = getattr(auth, key)
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
             errors.append(
-                _error(
+                check_error(
                     "appframework.E002",
                     f"APPFRAMEWORK['AUTH'][{key!r}] must be a positive number of seconds, got {value!r}.",
                     "Use an int.",
@@ -118,7 +118,7 @@ def check_settings(
     iterations = auth.PASSWORD_ITERATIONS
     if not isinstance(iterations, int) or iterations < 0:
         errors.append(
-            _error(
+            check_error(
                 "appframework.E002",
                 f"APPFRAMEWORK['AUTH']['PASSWORD_ITERATIONS'] must be a non-negative int, got {iterations!r}.",
                 "Use 0 for the running Django's default.",
@@ -126,7 +126,7 @@ def check_settings(
         )
     if auth.CSRF_EXEMPT is not None and not callable(auth.CSRF_EXEMPT):
         errors.append(
-            _error(
+            check_error(
                 "appframework.E002",
                 "APPFRAMEWORK['AUTH']['CSRF_EXEMPT'] must name a callable predicate(request) -> bool.",
                 "Give a dotted path to a function.",
@@ -148,7 +148,7 @@ def check_middleware(
     session = middleware_index(SESSION_MIDDLEWARE)
     if csrf is not None and (session is None or session > csrf):
         messages.append(
-            _error(
+            check_error(
                 "appframework.E005",
                 "appframework's CsrfMiddleware needs SessionMiddleware before it.",
                 f"Put {SESSION_MIDDLEWARE!r} above {CSRF_MIDDLEWARE!r} in MIDDLEWARE.",
@@ -157,7 +157,7 @@ def check_middleware(
     auth_installed = apps.is_installed("appframework.auth")
     if auth_installed and csrf is None and app_settings.CSRF.ENABLED:
         messages.append(
-            _error(
+            check_error(
                 "appframework.E006",
                 "The AuthServiceProvider is installed but appframework's CsrfMiddleware is not: "
                 "cookie sessions would have no CSRF protection.",
@@ -167,7 +167,7 @@ def check_middleware(
         )
     if auth_installed and middleware_index(AUTH_MIDDLEWARE) is None:
         messages.append(
-            _warning(
+            check_warning(
                 "appframework.W004",
                 "The AuthServiceProvider is installed without AuthenticationMiddleware: "
                 "request.user is missing and current_user() reads the session on every call.",
@@ -176,7 +176,7 @@ def check_middleware(
         )
     if csrf is not None and middleware_index(DJANGO_CSRF_MIDDLEWARE) is not None:
         messages.append(
-            _warning(
+            check_warning(
                 "appframework.W001",
                 "Both Django's CsrfViewMiddleware and appframework's CsrfMiddleware are installed.",
                 f"Remove {DJANGO_CSRF_MIDDLEWARE!r}; appframework's middleware replaces it.",
@@ -184,7 +184,7 @@ def check_middleware(
         )
     if auth_installed and middleware_index(ERROR_MIDDLEWARE) is None:
         messages.append(
-            _warning(
+            check_warning(
                 "appframework.W002",
                 "ErrorMiddleware is not installed: UnauthorizedException answers 403 and "
                 "ValidationException/TooManyRequestsException 400 instead of 401/422/429.",
@@ -193,7 +193,7 @@ def check_middleware(
         )
     if csrf is not None and csrf_cookie_name() != settings.CSRF_COOKIE_NAME:
         messages.append(
-            _warning(
+            check_warning(
                 "appframework.W003",
                 f"CSRF_COOKIE_NAME ({settings.CSRF_COOKIE_NAME!r}) differs from the suite's CSRF "
                 f"cookie ({csrf_cookie_name()!r}); views under Django's @csrf_protect "
@@ -230,7 +230,7 @@ def check_demo_secret_key(
     if secret not in KNOWN_SECRET_KEYS and not secret.startswith(INSECURE_KEY_PREFIX):
         return []
     return [
-        _error(
+        check_error(
             "appframework.E007",
             "SECRET_KEY is a published placeholder: anyone who knows it can forge "
             "sessions, CSRF tokens and API tokens.",
@@ -253,7 +253,7 @@ def check_session_cookie_secure(
     if settings.DEBUG or settings.SESSION_COOKIE_SECURE or not _sessions_used():
         return []
     return [
-        _error(
+        check_error(
             "appframework.E008",
             "SESSION_COOKIE_SECURE is False with DEBUG off: the session cookie (the "
             "login itself) would also be sent over plain HTTP, readable on the network.",
@@ -263,15 +263,15 @@ def check_session_cookie_secure(
     ]
 
 
-def _backend(alias: str) -> str:
+def cache_backend(alias: str) -> str:
     """The BACKEND path of cache ``alias`` ("" for an unknown alias: that fails loudly
     at first use and is not these checks' business)."""
     config = (getattr(settings, "CACHES", None) or {}).get(alias)
     return str(config.get("BACKEND", "")) if isinstance(config, dict) else ""
 
 
-def _is_locmem(alias: str) -> bool:
-    backend = _backend(alias)
+def is_locmem_cache(alias: str) -> bool:
+    backend = cache_backend(alias)
     if backend == LOCMEM_CACHE:
         return True
     try:
@@ -324,7 +324,7 @@ def check_shared_caches(
             alias = str(getattr(getattr(app_settings, section), key))
             uses.setdefault(alias, []).append(f"{section}[{key!r}] ({what})")
     return [
-        _warning(
+        check_warning(
             "appframework.W005",
             f"Cache {alias!r}, used by APPFRAMEWORK {' and '.join(what)}, is Django's "
             "LocMemCache: each process keeps its own copy, so with several workers a "
@@ -334,7 +334,7 @@ def check_shared_caches(
             "database cache), or name another alias in APPFRAMEWORK.",
         )
         for alias, what in uses.items()
-        if _is_locmem(alias)
+        if is_locmem_cache(alias)
     ]
 
 
@@ -353,7 +353,7 @@ def check_revocation_cache(
     if not apps.is_installed("appframework.auth") or aliases is None:
         return []
     revocation, throttle = aliases
-    backend = _backend(revocation)
+    backend = cache_backend(revocation)
     reasons = []
     if revocation == throttle:
         reasons.append(
@@ -365,7 +365,7 @@ def check_revocation_cache(
     if not reasons:
         return []
     return [
-        _warning(
+        check_warning(
             "appframework.W006",
             f"AUTH['REVOCATION_CACHE'] ({revocation!r}) may forget an ended session or a "
             f"revoked token — then a kept cookie or token works again: {'; '.join(reasons)}.",

@@ -1,8 +1,8 @@
 """The one settings object of the suite, over ``settings.APPFRAMEWORK``.
 
 Modelled on DRF's ``api_settings``: defaults per section, dotted-path strings resolved
-lazily (with an error naming the key), unknown keys rejected, cache dropped on
-``setting_changed`` so ``override_settings`` works in tests.
+lazily (with an error naming the key), unknown keys rejected, reloaded when
+``setting_changed`` names ``APPFRAMEWORK`` so ``override_settings`` works in tests.
 """
 
 from __future__ import annotations
@@ -163,7 +163,11 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "HSTS": False,
         "HSTS_MAX_AGE": 31536000,
     },
-    "AUTHORIZATION": {},
+    "AUTHORIZATION": {
+        # Import every installed app's ``policies`` module at start-up (as the admin does
+        # with ``admin`` modules): what AutodiscoverAuthorizationServiceProvider does.
+        "AUTODISCOVER_POLICIES": False,
+    },
     "TENANCY": {
         # Import string of resolver(request) -> tenant id or None. Required: there is no
         # default way to know a request's tenant (appframework_tenancy.E001).
@@ -338,9 +342,11 @@ def derived_setting(func: F) -> F:
 
 
 def _reload(*, setting: str, **kwargs: Any) -> None:
-    # setting_changed only fires under override_settings (tests), so dropping every
-    # cache on any change is cheap and never misses a dependency.
-    app_settings.reload()
+    # The settings object reads APPFRAMEWORK alone; derived values also read Django's
+    # own settings (MIDDLEWARE, CACHES, SECRET_KEY ...), so they are recomputed on any
+    # change (setting_changed only fires under override_settings: tests).
+    if setting == "APPFRAMEWORK":
+        app_settings.reload()
     for cache in _DERIVED_CACHES:
         cache.cache_clear()  # type: ignore[attr-defined]
 

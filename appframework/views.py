@@ -16,6 +16,7 @@ import sys
 
 from django.http import HttpRequest, HttpResponse
 
+from .errors import app_error, is_outage, response_for_error
 from .exceptions import (
     AppFrameworkError,
     BadRequestException,
@@ -24,7 +25,6 @@ from .exceptions import (
     ServerErrorException,
     ServiceUnavailableException,
 )
-from .middleware import app_error, is_outage, response_for_error
 
 __all__ = ["bad_request", "page_not_found", "permission_denied", "server_error"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from appframework._lazy import lazy_exports
+from appframework.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from .apps import GraphQLServiceProvider

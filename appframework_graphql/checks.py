@@ -9,7 +9,7 @@ from django.apps import AppConfig
 from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
 
-from appframework.checks import _error
+from appframework.checks import check_error
 from appframework.conf import app_settings
 
 
@@ -33,7 +33,7 @@ def check_graphql_settings(
         schema = get_schema()
     except ImproperlyConfigured as exc:
         return [
-            _error(
+            check_error(
                 "appframework_graphql.E001",
                 str(exc),
                 "Set APPFRAMEWORK['GRAPHQL']['SCHEMA'] to the dotted path of your schema.",
@@ -42,7 +42,7 @@ def check_graphql_settings(
     problems = validate_schema(schema)
     if problems:
         errors.append(
-            _error(
+            check_error(
                 "appframework_graphql.E002",
                 "The GraphQL schema is invalid: " + "; ".join(p.message for p in problems[:5]),
                 "Fix the schema definition.",
@@ -51,7 +51,7 @@ def check_graphql_settings(
     for key in ("MAX_DEPTH", "MAX_TOKENS", "MAX_ALIASES", "MAX_ROOT_FIELDS", "MAX_FIELDS"):
         if not _limit_ok(getattr(conf, key)):
             errors.append(
-                _error(
+                check_error(
                     "appframework_graphql.E003",
                     f"APPFRAMEWORK['GRAPHQL'][{key!r}] must be a positive int or None, got {getattr(conf, key)!r}.",
                     "None disables the limit.",
@@ -60,7 +60,7 @@ def check_graphql_settings(
     path = conf.PATH
     if not isinstance(path, str) or not path.startswith("/"):
         errors.append(
-            _error(
+            check_error(
                 "appframework_graphql.E004",
                 f"APPFRAMEWORK['GRAPHQL']['PATH'] must be a string starting with '/', got {path!r}.",
                 "Use e.g. '/graphql'.",
@@ -69,7 +69,7 @@ def check_graphql_settings(
     size = conf.DOCUMENT_CACHE_SIZE
     if not isinstance(size, int) or isinstance(size, bool) or size < 0:
         errors.append(
-            _error(
+            check_error(
                 "appframework_graphql.E005",
                 f"APPFRAMEWORK['GRAPHQL']['DOCUMENT_CACHE_SIZE'] must be an int >= 0, got {size!r}.",
                 "0 turns the cache off.",
@@ -77,7 +77,7 @@ def check_graphql_settings(
         )
     if conf.GRAPHIQL not in (None, True, False):
         errors.append(
-            _error(
+            check_error(
                 "appframework_graphql.E006",
                 f"APPFRAMEWORK['GRAPHQL']['GRAPHIQL'] must be True, False or None, got {conf.GRAPHIQL!r}.",
                 "None follows DEBUG.",
@@ -85,7 +85,7 @@ def check_graphql_settings(
         )
     if not isinstance(conf.INTROSPECTION, bool):
         errors.append(
-            _error(
+            check_error(
                 "appframework_graphql.E008",
                 f"APPFRAMEWORK['GRAPHQL']['INTROSPECTION'] must be True or False, got {conf.INTROSPECTION!r}.",
                 "False rejects __schema and __type queries.",
@@ -98,7 +98,7 @@ def check_graphql_settings(
         known = set(CDN_ASSETS) | {f"{k}_integrity" for k in CDN_ASSETS}
         if not isinstance(assets, dict) or set(assets) - known:
             errors.append(
-                _error(
+                check_error(
                     "appframework_graphql.E007",
                     f"APPFRAMEWORK['GRAPHQL']['GRAPHIQL_ASSETS'] must be a dict with keys among {sorted(known)}.",
                     "See docs/graphql.md#self-hosting-graphiql.",

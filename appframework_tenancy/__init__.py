@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from appframework._lazy import lazy_exports
+from appframework.lazy_exports import lazy_exports
 
 from .context import (
     ALL_TENANTS,

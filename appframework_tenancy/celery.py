@@ -11,7 +11,7 @@ from __future__ import annotations
 from contextvars import Token
 from typing import Any
 
-from .context import ALL_TENANTS, _current, tenant_state
+from .context import ALL_TENANTS, reset_tenant_state, set_tenant_state, tenant_state
 
 __all__ = ["HEADER", "connect_celery"]
 
@@ -51,7 +51,7 @@ def task_prerun(task_id: str | None = None, task: Any = None, **kwargs: Any) -> 
         return
     # No header means "published with no tenant": enter that explicitly rather than
     # keep whatever this worker thread saw last.
-    _tokens[task_id] = _current.set(_decode(_header(task)))
+    _tokens[task_id] = set_tenant_state(_decode(_header(task)))
 
 
 def task_postrun(task_id: str | None = None, **kwargs: Any) -> None:
@@ -59,9 +59,9 @@ def task_postrun(task_id: str | None = None, **kwargs: Any) -> None:
     if token is None:
         return
     try:
-        _current.reset(token)
+        reset_tenant_state(token)
     except ValueError:  # entered in another context (an unusual pool): clear instead
-        _current.set(None)
+        reset_tenant_state()
 
 
 def connect_celery() -> bool:

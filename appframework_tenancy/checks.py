@@ -12,10 +12,11 @@ from django.core.exceptions import FieldDoesNotExist, ImproperlyConfigured
 from django.db import models
 from django.db.models import F
 
-from appframework.checks import AUTH_MIDDLEWARE, _error, _warning, middleware_index
+from appframework.checks import AUTH_MIDDLEWARE, check_error, check_warning, middleware_index
 from appframework.conf import app_settings
 
-from .guards import TENANT, is_tenant_model
+from .context import TENANT
+from .guards import is_tenant_model
 from .models import TenantManager
 
 TENANT_MIDDLEWARE = "appframework_tenancy.middleware.TenantMiddleware"
@@ -30,12 +31,12 @@ def check_resolver(**kwargs: Any) -> list[checks.CheckMessage]:
     try:
         resolver = app_settings.TENANCY.RESOLVER
     except ImproperlyConfigured as exc:
-        return [_error("appframework_tenancy.E001", str(exc), hint)]
+        return [check_error("appframework_tenancy.E001", str(exc), hint)]
     if resolver is None:
-        return [_error("appframework_tenancy.E001", "No tenant resolver is configured.", hint)]
+        return [check_error("appframework_tenancy.E001", "No tenant resolver is configured.", hint)]
     if not callable(resolver):
         return [
-            _error(
+            check_error(
                 "appframework_tenancy.E001",
                 f"The tenant resolver {resolver!r} is not callable.",
                 hint,
@@ -49,7 +50,7 @@ def check_middleware(**kwargs: Any) -> list[checks.CheckMessage]:
     index = middleware_index(TENANT_MIDDLEWARE)
     if index is None:
         return [
-            _error(
+            check_error(
                 "appframework_tenancy.E002",
                 "TenantMiddleware is not in MIDDLEWARE: requests run with no tenant.",
                 f"Add {TENANT_MIDDLEWARE!r} after AuthenticationMiddleware.",
@@ -58,7 +59,7 @@ def check_middleware(**kwargs: Any) -> list[checks.CheckMessage]:
     auth = middleware_index(AUTH_MIDDLEWARE)
     if auth is not None and auth > index:
         return [
-            _error(
+            check_error(
                 "appframework_tenancy.E003",
                 "TenantMiddleware comes before AuthenticationMiddleware: the resolver "
                 "cannot see the user.",
@@ -75,7 +76,7 @@ def check_gate_order(**kwargs: Any) -> list[checks.CheckMessage]:
     names = [config.name for config in apps.get_app_configs()]
     if names.index("appframework_tenancy") < names.index("appframework.authorization"):
         return [
-            _error(
+            check_error(
                 "appframework_tenancy.E006",
                 "appframework_tenancy is listed before appframework.authorization, so the "
                 "Gate's tenant guard could not be added.",
@@ -109,7 +110,7 @@ def check_models(
             column = None
         if column is None or column.null:
             messages.append(
-                _error(
+                check_error(
                     "appframework_tenancy.E005",
                     f"{label} has no NOT NULL tenant_id column.",
                     "Subclass TenantModel, or declare tenant_id (or a 'tenant' foreign key) with null=False.",
@@ -118,7 +119,7 @@ def check_models(
             )
         if not isinstance(model._default_manager, TenantManager):
             messages.append(
-                _error(
+                check_error(
                     "appframework_tenancy.E004",
                     f"The default manager of {label} ({model._default_manager.name}) is not "
                     "a TenantManager: the admin, forms, serializers and related managers "
@@ -133,7 +134,7 @@ def check_models(
             through = field.remote_field.through
             if is_tenant_model(field.related_model) and through._meta.auto_created:
                 messages.append(
-                    _warning(
+                    check_warning(
                         "appframework_tenancy.W002",
                         f"{label}.{field.name} joins two tenant models through an "
                         "auto-created table, which has no tenant_id: its rows are "
@@ -173,7 +174,7 @@ def _unique_warnings(model: Any) -> list[checks.CheckMessage]:
         groups.append((constraint.name, names))
     tenant_names = {TENANT, "tenant"}
     return [
-        _warning(
+        check_warning(
             "appframework_tenancy.W001",
             f"{label}: the uniqueness of {name} spans every tenant: one tenant's value "
             "blocks another's, and the IntegrityError tells that the value exists.",
@@ -206,7 +207,7 @@ def check_row_level_security(**kwargs: Any) -> list[checks.CheckMessage]:
     )
     if not _alias_list(value):
         return [
-            _error(
+            check_error(
                 "appframework_tenancy.E007",
                 f"TENANCY['ROW_LEVEL_SECURITY'] must be a list of database aliases, not {value!r}.",
                 hint,
@@ -218,7 +219,7 @@ def check_row_level_security(**kwargs: Any) -> list[checks.CheckMessage]:
         # backends say "postgresql" too (and asking opens no connection).
         if alias not in connections or connections[alias].vendor != "postgresql":
             messages.append(
-                _error(
+                check_error(
                     "appframework_tenancy.E007",
                     f"TENANCY['ROW_LEVEL_SECURITY'] names {alias!r}, which is not a "
                     "PostgreSQL database of DATABASES: row-level security needs PostgreSQL.",
@@ -259,7 +260,7 @@ def check_row_level_security_database(
             skips = False  # the database is not reachable: nothing to say about it
         if skips:
             messages.append(
-                _warning(
+                check_warning(
                     "appframework_tenancy.W003",
                     f"The role of database {alias!r} is a superuser or has BYPASSRLS: "
                     "PostgreSQL skips every row-level-security policy for it.",
@@ -281,7 +282,7 @@ def check_row_level_security_database(
         except DatabaseError:
             unguarded = set()
         messages.extend(
-            _warning(
+            check_warning(
                 "appframework_tenancy.W004",
                 f"{model._meta.label} (table {table}) is on a database with "
                 "ROW_LEVEL_SECURITY but has no forced row-level-security policy: raw SQL "

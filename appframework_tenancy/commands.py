@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from .context import _enter, all_tenants, as_tenant
+from .context import all_tenants, as_tenant, entered_state
 
 __all__ = ["TenantCommand"]
 
@@ -37,6 +37,6 @@ class TenantCommand(BaseCommand):
         elif tenant is not None:
             scope = as_tenant(tenant)
         else:
-            scope = _enter(None)
+            scope = entered_state(None)
         with scope:
             return super().execute(*args, **options)

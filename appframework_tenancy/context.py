@@ -25,10 +25,14 @@ from django.db import DEFAULT_DB_ALIAS, transaction
 
 __all__ = [
     "ALL_TENANTS",
+    "TENANT",
     "all_tenants",
     "as_tenant",
     "current_tenant_id",
+    "entered_state",
     "on_commit",
+    "reset_tenant_state",
+    "set_tenant_state",
     "tenant_bound",
     "tenant_state",
 ]
@@ -44,6 +48,9 @@ class _AllTenants:
 
 
 ALL_TENANTS: Final[Any] = _AllTenants()
+
+#: The column holding a row's tenant on every tenant model.
+TENANT: Final = "tenant_id"
 
 _current: contextvars.ContextVar[Any] = contextvars.ContextVar("appframework_tenant", default=None)
 
@@ -68,17 +75,19 @@ def as_tenant(tenant_id: Any) -> Iterator[None]:
     """
     if isinstance(tenant_id, bool):
         raise TypeError("A tenant id cannot be a bool.")
-    with _enter(tenant_id):
+    with entered_state(tenant_id):
         yield
 
 
 def all_tenants() -> Any:
     """Every tenant, on purpose (maintenance code, admin of a superuser); greppable."""
-    return _enter(ALL_TENANTS)
+    return entered_state(ALL_TENANTS)
 
 
 @contextmanager
-def _enter(state: Any) -> Iterator[None]:
+def entered_state(state: Any) -> Iterator[None]:
+    """The raw ``state`` (a tenant id, None or :data:`ALL_TENANTS`) for the block: what
+    ``as_tenant`` and ``all_tenants`` enter, and the middleware enters for a request."""
     token = _current.set(state)
     try:
         yield
@@ -93,7 +102,7 @@ def tenant_bound(func: Callable[..., R]) -> Callable[..., R]:
 
     @functools.wraps(func)
     def bound(*args: Any, **kwargs: Any) -> R:
-        with _enter(state):
+        with entered_state(state):
             return func(*args, **kwargs)
 
     return bound
@@ -103,3 +112,19 @@ def on_commit(func: Callable[[], Any], using: str | None = None, robust: bool = 
     """``transaction.on_commit`` whose callback runs under the tenant current now, not
     whatever is current when the outermost transaction commits."""
     transaction.on_commit(tenant_bound(func), using=using or DEFAULT_DB_ALIAS, robust=robust)
+
+
+def set_tenant_state(state: Any) -> contextvars.Token[Any]:
+    """Enter ``state`` until :func:`reset_tenant_state` is called with the returned token:
+    for code whose start and end are two callbacks (a Celery task's prerun and postrun
+    signals), where a ``with`` block cannot span them."""
+    return _current.set(state)
+
+
+def reset_tenant_state(token: contextvars.Token[Any] | None = None) -> None:
+    """Undo :func:`set_tenant_state`; without a token, no tenant (a worker cleaning up
+    after a task whose token is lost)."""
+    if token is None:
+        _current.set(None)
+    else:
+        _current.reset(token)

@@ -13,7 +13,7 @@ from django.db import models
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
-from .context import current_tenant_id
+from .context import TENANT, current_tenant_id
 from .exceptions import TenantMismatch, TenantRequired
 
 __all__ = [
@@ -24,14 +24,16 @@ __all__ = [
     "stamp_tenant",
 ]
 
-TENANT = "tenant_id"
 LOADED_ATTR = "_tenancy_loaded"
 
 
-def is_tenant_model(model: Any) -> bool:
-    from .models import TenantModelMixin
+#: The class attribute that marks a tenant model (``TenantModelMixin`` sets it).
+TENANT_MODEL_MARK = "tenancy_scoped"
 
-    return isinstance(model, type) and issubclass(model, TenantModelMixin)
+
+def is_tenant_model(model: Any) -> bool:
+    """Whether ``model`` is a tenant model (a subclass of ``TenantModelMixin``)."""
+    return isinstance(model, type) and getattr(model, TENANT_MODEL_MARK, False) is True
 
 
 def same_tenant(a: Any, b: Any) -> bool:

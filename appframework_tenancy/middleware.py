@@ -16,10 +16,10 @@ from asgiref.sync import async_to_sync, iscoroutinefunction, sync_to_async
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.utils.cache import patch_vary_headers
 
-from appframework._middleware import HybridMiddleware
 from appframework.conf import app_settings
+from appframework.middleware_base import HybridMiddleware
 
-from .context import _enter
+from .context import entered_state
 
 __all__ = ["TenantMiddleware", "aresolve_tenant", "resolve_tenant"]
 
@@ -56,7 +56,7 @@ def _bind_sync(chunks: Iterator[bytes], tenant: Any) -> Iterator[bytes]:
     # the body after the middleware has returned and its with-block has closed.
     chunks = iter(chunks)
     while True:
-        with _enter(tenant):
+        with entered_state(tenant):
             try:
                 chunk = next(chunks)
             except StopIteration:
@@ -67,7 +67,7 @@ def _bind_sync(chunks: Iterator[bytes], tenant: Any) -> Iterator[bytes]:
 async def _bind_async(chunks: AsyncIterator[bytes], tenant: Any) -> AsyncIterator[bytes]:
     chunks = aiter(chunks)
     while True:
-        with _enter(tenant):
+        with entered_state(tenant):
             try:
                 chunk = await anext(chunks)
             except StopAsyncIteration:
@@ -100,13 +100,13 @@ class TenantMiddleware(HybridMiddleware):
             return self.__acall__(request)
         tenant = resolve_tenant(request)
         request.tenant_id = tenant  # type: ignore[attr-defined]
-        with _enter(tenant):
+        with entered_state(tenant):
             response = self.get_response(request)
         return _keep_tenant(response, tenant)  # type: ignore[arg-type]
 
     async def __acall__(self, request: HttpRequest) -> Any:
         tenant = await aresolve_tenant(request)
         request.tenant_id = tenant  # type: ignore[attr-defined]
-        with _enter(tenant):
+        with entered_state(tenant):
             response = await self.get_response(request)  # type: ignore[misc]
         return _keep_tenant(response, tenant)

@@ -13,16 +13,16 @@ declares ``tenant = ForeignKey(Tenant, ...)``) are the pair the resolver of
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, ClassVar
 
 from django.conf import settings
 from django.db import models
 
-from appframework._mixins import without_own_meta
+from appframework.model_meta import without_own_meta
 
+from .context import TENANT
 from .exceptions import TenantMismatch, TenantRequired
 from .guards import (
-    TENANT,
     check_related_tenants,
     check_update_values,
     check_upsert,
@@ -89,6 +89,9 @@ class UnscopedTenantManager(models.Manager.from_queryset(TenantQuerySet)):  # ty
 class TenantModelMixin(models.Model):
     """Scoped ``objects``, unscoped ``unscoped`` and the write guards; the model
     declares the ``tenant_id`` column (or a ``tenant`` foreign key) itself."""
+
+    #: What ``guards.is_tenant_model`` looks for (``TENANT_MODEL_MARK``).
+    tenancy_scoped: ClassVar[bool] = True
 
     objects = TenantManager()
     unscoped = UnscopedTenantManager()

@@ -12,9 +12,8 @@ from django.db.models import BooleanField, Expression, F, Lookup
 
 from appframework.conf import app_settings
 
-from .context import ALL_TENANTS, tenant_state
+from .context import ALL_TENANTS, TENANT, tenant_state
 from .exceptions import TenantRequired
-from .guards import TENANT
 
 __all__ = ["TenantCondition", "TenantScope", "tenant_filter_active"]
 

@@ -8,9 +8,9 @@ from typing import Any
 
 from django.utils.translation import gettext_lazy as _
 
+from .context import TENANT
 from .exceptions import TenantMismatch
 from .guards import (
-    TENANT,
     check_existing,
     check_primary_key,
     check_related_tenants,

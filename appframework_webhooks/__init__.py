@@ -5,15 +5,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from appframework._lazy import lazy_exports
+from appframework.lazy_exports import lazy_exports
 
 from .exceptions import UnsafeWebhookUrlError
 from .signing import verify_signature, verify_webhook
 
 if TYPE_CHECKING:
     from .apps import WebhooksServiceProvider
-    from .manager import WebhookManager, afire_webhook, fire_webhook, webhook_queue_failed
+    from .manager import WebhookManager, afire_webhook, fire_webhook
     from .models import WebhookDelivery, WebhookEndpoint
+    from .signals import webhook_queue_failed
     from .ssrf import ensure_safe_webhook_url
     from .tasks import DeliverWebhookJob
 
@@ -22,7 +23,7 @@ _EXPORTS = {
     "WebhookManager": ".manager",
     "afire_webhook": ".manager",
     "fire_webhook": ".manager",
-    "webhook_queue_failed": ".manager",
+    "webhook_queue_failed": ".signals",
     "WebhookDelivery": ".models",
     "WebhookEndpoint": ".models",
     "ensure_safe_webhook_url": ".ssrf",

@@ -68,7 +68,7 @@ class WebhookDeliveryAdmin(admin.ModelAdmin):
 
     @admin.action(description="Send again (a new delivery of the same body)")
     def send_again(self, request: HttpRequest, queryset: QuerySet[WebhookDelivery]) -> None:
-        from .manager import publish_jobs
+        from .tasks import publish_jobs
 
         sent = 0
         for delivery in queryset.select_related("endpoint"):

@@ -9,7 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.core import checks
 
-from appframework.checks import _error, _warning
+from appframework.checks import check_error, check_warning
 from appframework.conf import app_settings
 
 _NUMBERS = ("CONNECT_TIMEOUT", "READ_TIMEOUT", "DEADLINE", "BACKOFF_BASE", "BACKOFF_CAP")
@@ -40,7 +40,7 @@ def check_settings(**kwargs: Any) -> list[checks.CheckMessage]:
         except ValueError:
             problems.append(f"ALLOWED_NETWORKS entry {entry!r} is not a network (CIDR)")
     return [
-        _error(
+        check_error(
             "appframework_webhooks.E001",
             f"APPFRAMEWORK['WEBHOOKS']: {problem}.",
             "Fix the value named in the message.",
@@ -53,7 +53,7 @@ def check_visibility_timeout(**kwargs: Any) -> list[checks.CheckMessage]:
     """W001: the longest retry wait must stay below the broker's visibility timeout."""
     conf = app_settings.WEBHOOKS
     try:
-        from .tasks import MAX_JITTER, time_limits
+        from .schedule import MAX_JITTER, time_limits
 
         # The longest wait, plus an attempt running into Celery's hard time limit.
         longest = float(conf.BACKOFF_CAP) * MAX_JITTER + time_limits()[1]
@@ -63,7 +63,7 @@ def check_visibility_timeout(**kwargs: Any) -> list[checks.CheckMessage]:
     visibility = options.get("visibility_timeout", REDIS_VISIBILITY_DEFAULT)
     if isinstance(visibility, int | float) and longest >= visibility / 2:
         return [
-            _warning(
+            check_warning(
                 "appframework_webhooks.W001",
                 f"The longest webhook retry wait ({longest:.0f} s) is not far below the "
                 f"broker's visibility timeout ({visibility} s): Redis would hand the "
@@ -80,7 +80,7 @@ def check_ssrf_guard(**kwargs: Any) -> list[checks.CheckMessage]:
     if app_settings.WEBHOOKS.BLOCK_PRIVATE_NETWORK_TARGETS:
         return []
     return [
-        _warning(
+        check_warning(
             "appframework_webhooks.W002",
             "WEBHOOKS['BLOCK_PRIVATE_NETWORK_TARGETS'] is off: an endpoint URL can make "
             "the server POST to its own network (metadata service, internal admin pages).",

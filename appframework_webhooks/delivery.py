@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 from appframework.conf import app_settings
 
-from ._http import SendError, post
 from .exceptions import UnsafeWebhookUrlError
 from .signing import sign, sign_v2
+from .transport import SendError, post
 
 __all__ = ["AttemptResult", "deliver_once", "error_code", "failed_attempt", "webhook_headers"]
 

@@ -143,7 +143,7 @@ def _unsafe(reason: str) -> UnsafeWebhookUrlError:
     )
 
 
-def _normalise_host(host: str) -> str:
+def normalise_host(host: str) -> str:
     host = host.strip("[]").rstrip(".").lower()
     try:
         # What the resolver will see: IDNA applies NFKC, so "①②⑦.0.0.1" is 127.0.0.1.
@@ -155,7 +155,7 @@ def _normalise_host(host: str) -> str:
 def check_host(host: str, port: int) -> str:
     """Resolve ``host`` and return the address to connect to, after checking every
     address it resolves to. Raises :class:`UnsafeWebhookUrlError`."""
-    name = _normalise_host(host)
+    name = normalise_host(host)
     if not name:
         raise _unsafe("no host")
     blocking = app_settings.WEBHOOKS.BLOCK_PRIVATE_NETWORK_TARGETS
@@ -178,7 +178,7 @@ def check_host(host: str, port: int) -> str:
     return addresses[0]
 
 
-def _parts(url: Any) -> tuple[str, str, int]:
+def url_parts(url: Any) -> tuple[str, str, int]:
     if not isinstance(url, str) or not url:
         raise _unsafe("not a URL")
     try:
@@ -204,5 +204,5 @@ def ensure_safe_webhook_url(url: Any) -> str:
     the host resolves to is public. Returns the address a delivery would connect to;
     raises :class:`UnsafeWebhookUrlError`. Deliveries check again on every attempt,
     since DNS answers change."""
-    _, host, port = _parts(url)
+    _, host, port = url_parts(url)
     return check_host(host, port)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextvars
 import logging
 import os
-import random
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
@@ -23,51 +22,25 @@ from celery.exceptions import Reject
 from django.db import InterfaceError, OperationalError, router
 
 from appframework.conf import app_settings
+from appframework.errors import is_outage
 
-from ._connection import kept_connection
-from ._sql import LogRow, insert_log_rows, read_endpoints
+from .connection import kept_connection
 from .delivery import AttemptResult, deliver_once, failed_attempt
-from .manager import WORKER_PUBLISH_RETRY, comes_back_later, publish_jobs, publish_window
+from .schedule import WORKER_PUBLISH_RETRY, backoff, batch_wait, time_limits
+from .signals import webhook_queue_failed
+from .sql import LogRow, insert_log_rows, read_endpoints
 
 __all__ = [
-    "MAX_JITTER",
+    "FAN_OUT_THRESHOLD",
     "DeliverWebhookBatchJob",
     "DeliverWebhookJob",
     "FanOutWebhookJob",
-    "backoff",
-    "time_limits",
+    "comes_back_later",
+    "publish",
+    "publish_jobs",
 ]
 
 logger = logging.getLogger("appframework.webhooks")
-
-
-#: Retries wait their backoff times a factor within 1 +- JITTER; so at most
-#: BACKOFF_CAP x MAX_JITTER.
-JITTER = 0.2
-MAX_JITTER = 1 + JITTER
-
-
-def time_limits() -> tuple[float, float]:
-    """Celery's (soft, hard) time limits of a job: connecting and the whole attempt (a
-    batch waits that long for its slowest endpoint, plus 5 s), the publish of its retries
-    waiting for the broker, and 10 s for the DNS lookup and the log write; the hard limit
-    15 s later."""
-    soft = batch_wait() + publish_window() + 10
-    return soft, soft + 15
-
-
-def batch_wait() -> float:
-    """The longest a batch waits for its slowest attempt: connecting and the whole
-    attempt, plus 5 s."""
-    conf = app_settings.WEBHOOKS
-    return float(conf.CONNECT_TIMEOUT) + float(conf.DEADLINE) + 5
-
-
-def backoff(retries: int) -> float:
-    """Seconds before retry number ``retries + 1``: BASE x 2^retries, capped, ±20 %."""
-    conf = app_settings.WEBHOOKS
-    delay = min(float(conf.BACKOFF_CAP), float(conf.BACKOFF_BASE) * 2**retries)
-    return delay * random.uniform(1 - JITTER, MAX_JITTER)
 
 
 class _DeliverTask(Task):
@@ -327,3 +300,133 @@ def FanOutWebhookJob(self: Any, event: str, body: str, jobs: list[tuple[int, str
         return publish_jobs(event, body, jobs, in_worker=True)
     except Exception as exc:
         raise _put_back(exc) from exc
+
+
+# -- queuing the jobs ----------------------------------------------------------------
+#: Above this many messages (batches, or single jobs), fire() publishes one fan-out job
+#: that queues them from a worker, instead of publishing them itself.
+FAN_OUT_THRESHOLD = 20
+
+
+def comes_back_later(exc: BaseException) -> bool:
+    """Whether a job whose publish failed with ``exc`` should put its own message back:
+    the broker is away, or the job's time ran out while waiting for it. Anything else (a
+    message the broker refuses) would come back forever."""
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    return is_outage(exc) or isinstance(exc, SoftTimeLimitExceeded)
+
+
+def _task_options(in_worker: bool = False) -> dict[str, Any]:
+    soft, hard = time_limits()
+    options: dict[str, Any] = {"soft_time_limit": soft, "time_limit": hard}
+    if app_settings.WEBHOOKS.QUEUE:
+        options["queue"] = app_settings.WEBHOOKS.QUEUE
+    if in_worker:
+        options["retry_policy"] = WORKER_PUBLISH_RETRY
+    return options
+
+
+def _argsrepr(endpoint_id: int, event: str, delivery_id: str) -> str:
+    # What monitoring (Flower, the worker's log) shows of a job: never the body, which
+    # can hold personal data, and no repr of it to build for every publish.
+    return f"({endpoint_id!r}, {event!r}, <body>, {delivery_id!r})"
+
+
+def _publish_single(
+    event: str, body: str, jobs: list[tuple[int, str]], attempt: int, in_worker: bool
+) -> int:
+    options = _task_options(in_worker)
+    if attempt > 1:
+        # What DeliverWebhookJob.retry would set: the attempt count and its backoff.
+        options["retries"] = attempt - 1
+    queued = 0
+    for endpoint_id, delivery_id in jobs:
+        try:
+            if attempt > 1:
+                options["countdown"] = backoff(attempt - 2)
+            DeliverWebhookJob.apply_async(
+                args=(endpoint_id, event, body, delivery_id),
+                argsrepr=_argsrepr(endpoint_id, event, delivery_id),
+                **options,
+            )
+        except Exception as exc:
+            if in_worker and comes_back_later(exc):
+                raise  # the job puts its own message back: nothing is lost
+            logger.exception(
+                "Could not queue webhook %s (%s) for endpoint %s.", event, delivery_id, endpoint_id
+            )
+            webhook_queue_failed.send(
+                sender=DeliverWebhookJob,
+                endpoint_id=endpoint_id,
+                event=event,
+                delivery_id=delivery_id,
+                exception=exc,
+            )
+        else:
+            queued += 1
+    return queued
+
+
+def _batches(jobs: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
+    """``jobs`` cut into batches when there are BATCH_MIN_ENDPOINTS or more (and
+    BATCH_SIZE above 1); an empty list when they go one job each."""
+    conf = app_settings.WEBHOOKS
+    size = int(conf.BATCH_SIZE)
+    if size <= 1 or len(jobs) < max(2, int(conf.BATCH_MIN_ENDPOINTS)):
+        return []
+    return [jobs[start : start + size] for start in range(0, len(jobs), size)]
+
+
+def publish_jobs(
+    event: str,
+    body: str,
+    jobs: list[tuple[int, str]],
+    *,
+    attempt: int = 1,
+    in_worker: bool = False,
+) -> int:
+    """Queue the delivery of ``body`` to each (endpoint id, delivery id): first attempts
+    to BATCH_MIN_ENDPOINTS endpoints or more as DeliverWebhookBatchJob of up to
+    BATCH_SIZE each, anything else (later attempts included: ``attempt``, queued with
+    their backoff) as one DeliverWebhookJob per endpoint. Returns how many deliveries
+    were queued; a failure is logged and reported and does not stop the others.
+
+    ``in_worker``: called by a job, which can put its own message back when the broker
+    is away. Publishing then waits longer for the broker, and a broker still away raises
+    instead of dropping the deliveries (see ``is_outage``)."""
+    batches = _batches(jobs) if attempt == 1 else []
+    if not batches:
+        return _publish_single(event, body, jobs, attempt, in_worker)
+    options = _task_options(in_worker)
+    queued = 0
+    for batch in batches:
+        try:
+            DeliverWebhookBatchJob.apply_async(
+                args=(event, body, batch),
+                argsrepr=f"({event!r}, <{len(batch)} endpoints>)",
+                **options,
+            )
+        except Exception as exc:
+            if in_worker and comes_back_later(exc):
+                raise
+            logger.exception("Could not queue a batch of webhook %s; queuing each job.", event)
+            queued += _publish_single(event, body, batch, attempt, in_worker)
+        else:
+            queued += len(batch)
+    return queued
+
+
+def publish(event: str, body: str, jobs: list[tuple[int, str]]) -> None:
+    messages = len(_batches(jobs)) or len(jobs)
+    if messages > FAN_OUT_THRESHOLD:
+        try:
+            FanOutWebhookJob.apply_async(
+                args=(event, body, jobs),
+                argsrepr=f"({event!r}, <{len(jobs)} endpoints>)",
+                **_task_options(),
+            )
+            return
+        except Exception:
+            logger.exception("Could not queue the fan-out of webhook %s; queuing each job.", event)
+    publish_jobs(event, body, jobs)

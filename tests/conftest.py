@@ -82,6 +82,28 @@ def _fresh_caches() -> Iterator[None]:
     yield
 
 
+_DATABASE_FIXTURES = frozenset({"db", "transactional_db", "live_server", "django_db_reset_sequences"})
+
+
+@pytest.fixture(autouse=True)
+def _migration_rows(request: pytest.FixtureRequest) -> None:
+    """A transactional test ends with a flush, which also deletes the rows the demo's
+    migrations created (its two tenants); every test that uses the database finds them
+    again, whichever test ran before it on this database (the order differs between
+    parallel workers)."""
+    marked = request.node.get_closest_marker("django_db") is not None
+    requested = _DATABASE_FIXTURES & set(request.fixturenames)
+    if not marked and not requested:
+        return
+    if not marked:
+        # Opened now, before the check below (the test would open it next anyway).
+        request.getfixturevalue("db" if requested == {"db"} else "transactional_db")
+    demo_tenant()
+    from testproject.blog.models import Tenant
+
+    Tenant.objects.get_or_create(pk=2, defaults={"name": "Globex", "slug": "globex"})
+
+
 @pytest.fixture(autouse=True)
 def _demo_public_tenant(request: pytest.FixtureRequest) -> Iterator[None]:
     """The demo's posts belong to a tenant. Tests outside tests/tenancy run as the
@@ -164,3 +186,23 @@ def enable_totp(user: Any) -> tuple[str, list[str]]:
     user.refresh_from_db()
     assert user.mfa_enabled
     return secret, codes
+
+
+
+def csrf_cookie(client: Any) -> str:
+    """Give ``client`` the CSRF cookie a page using the token (a form) would hand its
+    current session, and return the token. The suite, like Django, sets the cookie only
+    on responses whose page asked for the token; tests of what a POST does start here."""
+    from django.conf import settings
+    from django.test import RequestFactory
+
+    from appframework.security.cookie import csrf_cookie_name
+    from appframework.security.tokens import mint_token, session_binding
+
+    request = RequestFactory().get("/")
+    request.COOKIES = {name: morsel.value for name, morsel in client.cookies.items()}
+    session_cookie = request.COOKIES.get(settings.SESSION_COOKIE_NAME)
+    request.session = client.session if session_cookie else None
+    token = mint_token(session_binding(request))
+    client.cookies[csrf_cookie_name()] = token
+    return token

@@ -7,10 +7,11 @@ from django.core import checks
 class AuthServiceProvider(AppConfig):
     """Sessions, the AuthManager backend, API tokens and CSRF wiring.
 
-    Parameters live in ``APPFRAMEWORK["AUTH"]``: ``USERNAME_FIELD`` (``email``),
-    ``PASSWORD_FIELD`` (``password_hash``), ``CSRF_EXEMPT`` (import string of a
-    predicate), ``TOKEN_MANAGER`` (import string of the token manager class); the user
-    model is Django's ``AUTH_USER_MODEL``.
+    Parameters live in ``APPFRAMEWORK["AUTH"]`` (docs/settings.md): ``USERNAME_FIELD``
+    (``AUTO``: the user model's own ``USERNAME_FIELD``), ``PASSWORD_FIELD`` (``AUTO``:
+    ``password_hash`` when the model has that column, else Django's ``password``),
+    ``CSRF_EXEMPT`` (import string of a predicate), ``TOKEN_MANAGER`` (import string of
+    the token manager class) ...; the user model is Django's ``AUTH_USER_MODEL``.
     """
 
     name = "appframework.auth"

@@ -10,7 +10,7 @@ from django.core import checks
 from django.core.exceptions import FieldDoesNotExist
 
 from ..backends import backend_path
-from ..checks import _error, _warning
+from ..checks import check_error, check_warning
 from ..conf import AUTO, app_settings
 from ..env import SESSION_STORE
 
@@ -27,7 +27,7 @@ def check_backend(
     if backend_path(AuthManager) is not None:
         return []
     return [
-        _error(
+        check_error(
             "appframework.E003",
             "appframework.auth.AuthManager is not in AUTHENTICATION_BACKENDS.",
             "Add 'appframework.auth.AuthManager' to AUTHENTICATION_BACKENDS.",
@@ -50,14 +50,14 @@ def check_user_model(
         model = get_user_model()
     except Exception as exc:  # an unresolvable AUTH_USER_MODEL is Django's own check
         return [
-            _error(
+            check_error(
                 "appframework.E004", f"Cannot load the user model: {exc}", "Fix AUTH_USER_MODEL."
             )
         ]
     errors: list[checks.CheckMessage] = []
     if not issubclass(model, Authenticatable):
         errors.append(
-            _error(
+            check_error(
                 "appframework.E004",
                 f"{model.__name__} does not mix in appframework.auth.Authenticatable.",
                 "Add Authenticatable first among the user model's bases.",
@@ -74,7 +74,7 @@ def check_user_model(
                 f"APPFRAMEWORK['AUTH'][{key!r}]" if configured else f"the model's default for {key}"
             )
             errors.append(
-                _error(
+                check_error(
                     "appframework.E004",
                     f"{model.__name__} has no field {name!r} ({where}).",
                     f"Add the column, or set APPFRAMEWORK['AUTH'][{key!r}] to a field of "
@@ -100,7 +100,7 @@ def check_session_engine(
     if getattr(settings, "SESSION_ENGINE", None) != _PLAIN_SIGNED:
         return []
     return [
-        _warning(
+        check_warning(
             "appframework.W020",
             "SESSION_ENGINE is Django's signed_cookies: after logout a kept copy of the "
             "session cookie stays valid until it expires.",

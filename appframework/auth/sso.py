@@ -20,7 +20,6 @@ __all__ = [
     "finish_sso_login",
     "link_identity",
     "linked_user",
-    "sign_in_or_challenge",
 ]
 
 
@@ -35,35 +34,21 @@ def finish_sso_login(
     """Sign ``user`` in (``mfa``: through the TOTP challenge when they have it on) and
     redirect to ``next_url`` when it is on this site, else ``default_url``
     (``LOGIN_REDIRECT_URL`` when None). A deactivated account is refused (403)."""
+    # Function-level: sessions import Django's auth models, and this module is imported
+    # with the OAuth and SAML packages, before the app registry is ready.
+    from .challenge import login_or_challenge
     from .sessions import login
 
     if user is None or not getattr(user, "is_active", True):
         raise ForbiddenException(_("This account is disabled."), code="account_disabled")
     if not mfa:
         login(request, user)
-    elif not sign_in_or_challenge(request, user):
+    elif not login_or_challenge(request, user):
         return HttpResponseRedirect(
             resolve_url(app_settings.MFA.CHALLENGE_URL or settings.LOGIN_URL)
         )
     fallback = resolve_url(default_url or settings.LOGIN_REDIRECT_URL)
     return HttpResponseRedirect(safe_redirect_url(request, next_url, fallback))
-
-
-def sign_in_or_challenge(request: HttpRequest, user: Any) -> bool:
-    """Every way in ends here: ``login`` and True, or for a user with a second factor
-    (TOTP on, or a passkey) the challenge started and False
-    (``appframework.mfa.login_or_challenge`` without needing the "mfa" extra for
-    projects that have no such users)."""
-    from .factors import has_second_factor
-    from .sessions import login
-
-    if has_second_factor(user):
-        from ..mfa.flows import start_challenge
-
-        start_challenge(request, user)
-        return False
-    login(request, user)
-    return True
 
 
 def create_sso_user(request: HttpRequest | None, email: str, name: str | None) -> Any:

@@ -9,6 +9,8 @@ session (``logout(request, revoke_tokens=True)`` revokes it).
 from __future__ import annotations
 
 import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.contrib.auth import SESSION_KEY, get_user_model
@@ -31,19 +33,24 @@ from .revocation import (
 )
 
 __all__ = [
+    "ApiToken",
     "TokenManager",
     "bearer_token",
+    "bearer_unauthorized",
+    "current_api_token",
+    "current_api_token_sync",
     "current_api_user",
     "current_api_user_sync",
     "require_api_auth",
     "require_api_auth_sync",
+    "token_manager",
 ]
 
 _SALT = "appframework.api-token"
 # A token is ~100 characters; anything far longer is not ours and is refused before any
 # base64 or HMAC work is spent on it.
 MAX_TOKEN_LENGTH = 1024
-_CACHE_ATTR = "_appframework_api_user"
+_CACHE_ATTR = "_appframework_api_token"
 
 
 def bearer_token(request: HttpRequest) -> str | None:
@@ -65,13 +72,46 @@ def bearer_token(request: HttpRequest) -> str | None:
 
 
 class _Payload:
-    __slots__ = ("fingerprint", "session", "token_id", "uid")
+    __slots__ = ("fingerprint", "issued", "session", "token_id", "uid")
 
-    def __init__(self, uid: Any, fingerprint: str, token_id: str | None, session: str | None):
+    def __init__(
+        self,
+        uid: Any,
+        fingerprint: str,
+        token_id: str | None,
+        session: str | None,
+        issued: datetime | None,
+    ):
         self.uid = uid
         self.fingerprint = fingerprint
         self.token_id = token_id
         self.session = session
+        self.issued = issued
+
+
+@dataclass(frozen=True)
+class ApiToken:
+    """A verified bearer token: what ``request.auth`` holds in DRF (as DRF's own
+    ``TokenAuthentication`` puts its ``Token`` there) and ``current_api_token_sync``
+    returns. ``str(token)`` is the key as sent."""
+
+    key: str
+    user: Any
+    #: The id ``TokenManager.revoke_id`` takes; None for a token issued without one.
+    token_id: str | None
+    created: datetime | None
+    expires: datetime | None
+
+    def __str__(self) -> str:
+        return self.key
+
+
+def _issued_at(token: str) -> datetime | None:
+    # A TimestampSigner value ends "...:<base62 timestamp>:<signature>".
+    try:
+        return datetime.fromtimestamp(signing.b62_decode(token.rsplit(":", 2)[-2]), tz=UTC)
+    except (IndexError, ValueError, OverflowError, OSError):
+        return None
 
 
 def _optional_str(value: object) -> str | None:
@@ -147,7 +187,11 @@ class TokenManager:
         if not isinstance(uid, int | str) or not isinstance(fingerprint, str):
             return None
         return _Payload(
-            uid, fingerprint, _optional_str(data.get("jti")), _optional_str(data.get("sid"))
+            uid,
+            fingerprint,
+            _optional_str(data.get("jti")),
+            _optional_str(data.get("sid")),
+            _issued_at(token),
         )
 
     @staticmethod
@@ -175,7 +219,15 @@ class TokenManager:
             return user
         return None
 
-    def verify_sync(self, token: str) -> Any | None:
+    def _api_token(self, token: str, user: Any, payload: _Payload) -> ApiToken | None:
+        if self._accept(user, payload) is None:
+            return None
+        lifetime = timedelta(seconds=int(app_settings.AUTH.API_TOKEN_EXPIRES_IN))
+        issued = payload.issued
+        return ApiToken(token, user, payload.token_id, issued, issued and issued + lifetime)
+
+    def authenticate_sync(self, token: str) -> ApiToken | None:
+        """The verified token (its user, id, creation and expiry), or None."""
         payload = self._payload(token)
         if payload is None or self._revoked(payload):
             return None
@@ -184,9 +236,9 @@ class TokenManager:
             user = model._default_manager.get(pk=payload.uid)
         except (model.DoesNotExist, ValueError, TypeError):
             return None
-        return self._accept(user, payload)
+        return self._api_token(token, user, payload)
 
-    async def verify(self, token: str) -> Any | None:
+    async def authenticate(self, token: str) -> ApiToken | None:
         payload = self._payload(token)
         if payload is None or await self._arevoked(payload):
             return None
@@ -195,35 +247,60 @@ class TokenManager:
             user = await model._default_manager.aget(pk=payload.uid)
         except (model.DoesNotExist, ValueError, TypeError):
             return None
-        return self._accept(user, payload)
+        return self._api_token(token, user, payload)
+
+    def verify_sync(self, token: str) -> Any | None:
+        """The token's user, or None."""
+        verified = self.authenticate_sync(token)
+        return None if verified is None else verified.user
+
+    async def verify(self, token: str) -> Any | None:
+        verified = await self.authenticate(token)
+        return None if verified is None else verified.user
 
 
-def _manager() -> TokenManager:
+def token_manager() -> TokenManager:
+    """The token manager bound in the container (``AUTH["TOKEN_MANAGER"]``)."""
     from ..container import container
 
     manager: TokenManager = container.resolve(TokenManager)
     return manager
 
 
-def current_api_user_sync(request: HttpRequest) -> Any | None:
+def current_api_token_sync(request: HttpRequest) -> ApiToken | None:
+    """The request's verified bearer token, or None (verified once per request)."""
     if hasattr(request, _CACHE_ATTR):
-        return getattr(request, _CACHE_ATTR)
+        cached: ApiToken | None = getattr(request, _CACHE_ATTR)
+        return cached
     token = bearer_token(request)
-    user = _manager().verify_sync(token) if token else None
-    setattr(request, _CACHE_ATTR, user)
-    return user
+    verified = token_manager().authenticate_sync(token) if token else None
+    setattr(request, _CACHE_ATTR, verified)
+    return verified
+
+
+async def current_api_token(request: HttpRequest) -> ApiToken | None:
+    if hasattr(request, _CACHE_ATTR):
+        cached: ApiToken | None = getattr(request, _CACHE_ATTR)
+        return cached
+    token = bearer_token(request)
+    verified = await token_manager().authenticate(token) if token else None
+    setattr(request, _CACHE_ATTR, verified)
+    return verified
+
+
+def current_api_user_sync(request: HttpRequest) -> Any | None:
+    verified = current_api_token_sync(request)
+    return None if verified is None else verified.user
 
 
 async def current_api_user(request: HttpRequest) -> Any | None:
-    if hasattr(request, _CACHE_ATTR):
-        return getattr(request, _CACHE_ATTR)
-    token = bearer_token(request)
-    user = await _manager().verify(token) if token else None
-    setattr(request, _CACHE_ATTR, user)
-    return user
+    verified = await current_api_token(request)
+    return None if verified is None else verified.user
 
 
-def _unauthorized(request: HttpRequest) -> UnauthorizedException:
+def bearer_unauthorized(request: HttpRequest) -> UnauthorizedException:
+    """The 401 for a request that needed a bearer token: ``invalid_token`` when it sent
+    a credential, ``token_required`` when it sent none (RFC 6750's two answers)."""
     if has_authorization(request):
         return UnauthorizedException(
             _("The bearer token is missing, malformed, expired or revoked."),
@@ -238,12 +315,12 @@ def _unauthorized(request: HttpRequest) -> UnauthorizedException:
 def require_api_auth_sync(request: HttpRequest) -> Any:
     user = current_api_user_sync(request)
     if user is None:
-        raise _unauthorized(request)
+        raise bearer_unauthorized(request)
     return user
 
 
 async def require_api_auth(request: HttpRequest) -> Any:
     user = await current_api_user(request)
     if user is None:
-        raise _unauthorized(request)
+        raise bearer_unauthorized(request)
     return user

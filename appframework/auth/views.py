@@ -30,6 +30,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from ..container import container
+from ..errors import response_for_error
 from ..exceptions import (
     AppFrameworkError,
     TooManyRequestsException,
@@ -37,11 +38,10 @@ from ..exceptions import (
     ValidationException,
 )
 from ..http import safe_redirect_url, wants_json
-from ..middleware import response_for_error
 from ..security.csrf import csrf_protect_login
+from .challenge import login_or_challenge, pending_user_id
 from .manager import AuthManager
 from .sessions import current_user_sync, logout
-from .sso import sign_in_or_challenge
 
 __all__ = [
     "CHALLENGE_TEMPLATE",
@@ -49,6 +49,7 @@ __all__ = [
     "NEXT_SESSION_KEY",
     "SETUP_TEMPLATE",
     "challenge_factors",
+    "extra_context_of",
     "login_view",
     "logout_view",
     "mfa_challenge_view",
@@ -85,7 +86,7 @@ def username_field() -> tuple[str, str, str]:
     return name, label, kind
 
 
-def _extra(request: HttpRequest, extra_context: ExtraContext) -> Mapping[str, Any]:
+def extra_context_of(request: HttpRequest, extra_context: ExtraContext) -> Mapping[str, Any]:
     if extra_context is None:
         return {}
     return extra_context(request) if callable(extra_context) else extra_context
@@ -97,10 +98,6 @@ def _default_after_login() -> str:
 
 def _login_url() -> str:
     return reverse("appframework:login")
-
-
-def _too_many(request: HttpRequest, exc: TooManyRequestsException) -> HttpResponse:
-    return response_for_error(request, exc)
 
 
 def passkey_urls() -> dict[str, str] | None:
@@ -143,10 +140,10 @@ def login_view(
                 username, request.POST.get("password", ""), request=request
             )
         except TooManyRequestsException as exc:
-            return _too_many(request, exc)
+            return response_for_error(request, exc)
         if user is not None:
             after = safe_redirect_url(request, next_url, _default_after_login())
-            if sign_in_or_challenge(request, user):
+            if login_or_challenge(request, user):
                 return HttpResponseRedirect(after)
             # After start_challenge: it cycles the session key, the value stays.
             request.session[NEXT_SESSION_KEY] = after
@@ -155,7 +152,7 @@ def login_view(
             return HttpResponseRedirect(reverse("appframework:mfa-challenge"))
         error = _("Wrong %(username)s or password.") % {"username": label.lower()}
     context = {
-        **_extra(request, extra_context),
+        **extra_context_of(request, extra_context),
         "error": error,
         "username_field": name,
         "username_label": label,
@@ -181,7 +178,7 @@ def mfa_challenge_view(
     authenticator code or a recovery code. A wrong code keeps the pending sign-in for a
     retry (401), as does a refused passkey (its status and code; problem+json for API
     clients); past five tries a minute, 429."""
-    from ..mfa.flows import complete_challenge, pending_user_id
+    from ..mfa.flows import complete_challenge
 
     pending = pending_user_id(request)
     if pending is None:
@@ -195,7 +192,7 @@ def mfa_challenge_view(
         try:
             user = complete_challenge(request, request.POST.get("code", ""), passkey=credential)
         except TooManyRequestsException as exc:
-            return _too_many(request, exc)
+            return response_for_error(request, exc)
         except AppFrameworkError as exc:
             if wants_json(request):
                 return response_for_error(request, exc)
@@ -205,7 +202,7 @@ def mfa_challenge_view(
             return HttpResponseRedirect(safe_redirect_url(request, after, _default_after_login()))
         if error is None:
             error, status = _("That code is not valid."), 401
-    context = {**_extra(request, extra_context), "error": error, **challenge_factors(pending)}
+    context = {**extra_context_of(request, extra_context), "error": error, **challenge_factors(pending)}
     return render(request, template_name, context, status=status)
 
 
@@ -274,7 +271,7 @@ def mfa_setup_view(
     # Every key the template reads is always present: a missing one makes Django log
     # the whole context at DEBUG, which would put the secret and the codes in the log.
     context: dict[str, Any] = {
-        **_extra(request, extra_context),
+        **extra_context_of(request, extra_context),
         "me": user,
         "error": None,
         "message": None,
@@ -300,7 +297,7 @@ def mfa_setup_view(
         elif action is not None:
             raise ValidationException(_("Unknown action."), code="invalid_action")
     except TooManyRequestsException as exc:
-        return _too_many(request, exc)
+        return response_for_error(request, exc)
     except ValidationException as exc:
         context["error"] = str(exc.detail)
     return render(request, template_name, context, status=422 if context["error"] else 200)

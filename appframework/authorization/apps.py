@@ -19,6 +19,9 @@ class AuthorizationServiceProvider(AppConfig):
     # Two AppConfigs live in this module: this one is what "appframework.authorization"
     # in INSTALLED_APPS selects.
     default = True
+    #: Import every installed app's ``policies`` module at start-up; the setting
+    #: ``APPFRAMEWORK["AUTHORIZATION"]["AUTODISCOVER_POLICIES"]`` does the same.
+    autodiscover = False
     name = "appframework.authorization"
     label = "appframework_authorization"
     verbose_name = "appframework: roles and permissions"
@@ -28,6 +31,7 @@ class AuthorizationServiceProvider(AppConfig):
         from django.db.models.signals import m2m_changed
 
         from .. import checks as core_checks  # noqa: F401 - registers the core checks
+        from ..conf import app_settings
         from ..container import container
         from . import checks as authz_checks
         from .gate import Gate
@@ -42,6 +46,10 @@ class AuthorizationServiceProvider(AppConfig):
         _early_gate = None
         # Any change of a user's roles drops that instance's role cache.
         m2m_changed.connect(_flush_roles, dispatch_uid="appframework.authorization.flush_roles")
+        if self.autodiscover or app_settings.AUTHORIZATION.AUTODISCOVER_POLICIES:
+            from .discovery import discover_policies
+
+            discover_policies(container.resolve(Gate))
 
 
 class AutodiscoverAuthorizationServiceProvider(AuthorizationServiceProvider):
@@ -57,14 +65,7 @@ class AutodiscoverAuthorizationServiceProvider(AuthorizationServiceProvider):
     """
 
     default = False
-
-    def ready(self) -> None:
-        super().ready()
-        from ..container import container
-        from .discovery import discover_policies
-        from .gate import Gate
-
-        discover_policies(container.resolve(Gate))
+    autodiscover = True
 
 
 def _flush_roles(sender: Any, instance: Any, **kwargs: Any) -> None:

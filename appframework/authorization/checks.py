@@ -9,7 +9,7 @@ from django.apps import AppConfig
 from django.core import checks
 
 from ..backends import backend_path
-from ..checks import _warning
+from ..checks import check_warning
 
 
 def check_backend(
@@ -24,7 +24,7 @@ def check_backend(
     if backend_path(GateBackend) is not None:
         return []
     return [
-        _warning(
+        check_warning(
             "appframework.W010",
             "appframework.authorization.GateBackend is not in AUTHENTICATION_BACKENDS: "
             "user.has_perm() and {{ perms }} will not see the Gate's abilities.",
@@ -63,7 +63,7 @@ def check_app_order(
         if order.index(config.name) < last_suite:
             early.add(config.name)
     return [
-        _warning(
+        check_warning(
             "appframework.W011",
             f"{name!r} registers Gate abilities but is listed in INSTALLED_APPS before "
             f"{order[last_suite]!r}: its before-hooks would run ahead of the suite's "

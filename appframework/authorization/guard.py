@@ -19,17 +19,19 @@ from ..container import container
 from ..exceptions import ForbiddenException, UnauthorizedException
 from .gate import Gate
 
-__all__ = ["authorize", "authorize_sync", "authorized"]
+__all__ = ["ability_denied", "authorize", "authorize_sync", "authorized", "bound_gate"]
 
 V = TypeVar("V", bound=Callable[..., Any])
 
 
-def _gate() -> Gate:
+def bound_gate() -> Gate:
+    """The Gate the AuthorizationServiceProvider bound in the container."""
     gate: Gate = container.resolve(Gate)
     return gate
 
 
-def _denied(ability: str) -> ForbiddenException:
+def ability_denied(ability: str) -> ForbiddenException:
+    """The 403 of an ability the Gate refused (``code: ability_denied``)."""
     return ForbiddenException(
         format_lazy(_("This action is unauthorized ({ability})."), ability=ability),
         code="ability_denied",
@@ -58,15 +60,15 @@ async def authorize(request: HttpRequest, ability: str, *args: Any) -> Any:
     Asks the Gate directly: superusers get no bypass unless a before-hook grants one.
     """
     user = await _require_user(request)
-    if not await _gate().allows(user, ability, *args):
-        raise _denied(ability)
+    if not await bound_gate().allows(user, ability, *args):
+        raise ability_denied(ability)
     return user
 
 
 def authorize_sync(request: HttpRequest, ability: str, *args: Any) -> Any:
     user = _require_user_sync(request)
-    if not _gate().allows_sync(user, ability, *args):
-        raise _denied(ability)
+    if not bound_gate().allows_sync(user, ability, *args):
+        raise ability_denied(ability)
     return user
 
 

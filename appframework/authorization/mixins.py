@@ -6,7 +6,7 @@ from typing import Any
 
 from django.db import models
 
-from .._mixins import without_own_meta
+from ..model_meta import without_own_meta
 
 __all__ = ["HasRoles"]
 

@@ -9,7 +9,7 @@ from typing import Any
 from django.apps import apps
 from django.core import checks
 
-from ..checks import _error
+from ..checks import check_error
 from .models import HIDDEN_FIELDS, MfaEnrollable
 
 
@@ -54,7 +54,7 @@ def check_hidden_fields(**kwargs: Any) -> list[checks.CheckMessage]:
                 continue
             if getattr(field, "editable", False):
                 errors.append(
-                    _error(
+                    check_error(
                         "appframework.E010",
                         f"{model._meta.label}.{name} is editable: forms and the admin would show it.",
                         "Keep MfaEnrollable's declaration (editable=False).",
@@ -66,7 +66,7 @@ def check_hidden_fields(**kwargs: Any) -> list[checks.CheckMessage]:
             filterable = [name for name in HIDDEN_FIELDS if _filterable(model_admin, name)]
             if filterable:
                 errors.append(
-                    _error(
+                    check_error(
                         "appframework.E010",
                         f"The admin of {model._meta.label} lets its changelist be filtered "
                         f"on {', '.join(filterable)} (?{filterable[0]}__startswith=…): a "
@@ -79,7 +79,7 @@ def check_hidden_fields(**kwargs: Any) -> list[checks.CheckMessage]:
             exposed = sorted(_admin_names(model_admin) & set(HIDDEN_FIELDS))
             if exposed:
                 errors.append(
-                    _error(
+                    check_error(
                         "appframework.E010",
                         f"The admin of {model._meta.label} shows {', '.join(exposed)}: the "
                         "TOTP secret and recovery-code hashes must never be displayed.",

@@ -7,15 +7,27 @@ a live code or an unused recovery code.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.contrib.auth import get_user_model
 from django.db import router, transaction
 from django.http import HttpRequest
 from django.utils.crypto import constant_time_compare
 from django.utils.translation import gettext_lazy as _
 
+from ..auth.challenge import (
+    PENDING_SESSION_KEY,
+    alogin_or_challenge,
+    apending_user_id,
+    astart_challenge,
+    end_challenge,
+    login_or_challenge,
+    pending_challenge,
+    pending_uid,
+    pending_user_id,
+    start_challenge,
+)
 from ..conf import app_settings
 from ..exceptions import TooManyRequestsException, ValidationException
 from .recovery import generate_recovery_codes, hash_recovery_code, recovery_code_matches
@@ -38,7 +50,6 @@ __all__ = [
     "verify_and_consume",
 ]
 
-PENDING_SESSION_KEY = "_appframework_mfa_pending"
 VALID_WINDOW = 1
 
 
@@ -164,60 +175,6 @@ def verify_and_consume(user: Any, code: Any) -> bool:
 
 
 # -- the login challenge --------------------------------------------------------------
-def _session(request: HttpRequest) -> Any:
-    session = getattr(request, "session", None)
-    if session is None:
-        raise RuntimeError("The two-factor challenge needs SessionMiddleware.")
-    return session
-
-
-def start_challenge(request: HttpRequest, user: Any) -> None:
-    """After a verified password, for a user with TOTP on or a passkey: the session
-    remembers who is half signed in (for ``MFA["CHALLENGE_TTL"]`` seconds) but
-    ``current_user`` stays None."""
-    from ..auth.factors import has_second_factor
-
-    if not has_second_factor(user):
-        raise ValidationException(
-            _("Two-factor authentication is off for this user."), code="mfa_not_enabled"
-        )
-    from ..auth.sessions import current_user_sync, logout
-
-    if current_user_sync(request) is not None:
-        # Whoever was signed in on this browser is signed out: the session must not
-        # keep one user while it waits for another's code.
-        logout(request)
-    session = _session(request)
-    # A new session key: a cookie planted before the password step is not the one
-    # that carries the half-signed-in state.
-    session.cycle_key()
-    session[PENDING_SESSION_KEY] = {
-        "uid": str(user.pk),
-        "exp": int(time.time()) + int(app_settings.MFA.CHALLENGE_TTL),
-        "hash": user.get_session_auth_hash(),
-    }
-
-
-def _pending(request: HttpRequest) -> dict[str, Any] | None:
-    session = getattr(request, "session", None)
-    pending = session.get(PENDING_SESSION_KEY) if session is not None else None
-    if not isinstance(pending, dict) or int(pending.get("exp", 0)) < time.time():
-        return None
-    return pending
-
-
-def _pending_uid(pending: dict[str, Any]) -> Any:
-    from django.contrib.auth import get_user_model
-
-    return get_user_model()._meta.pk.to_python(pending["uid"])
-
-
-def pending_user_id(request: HttpRequest) -> Any | None:
-    """The id of the user whose code is awaited, or None."""
-    pending = _pending(request)
-    return None if pending is None else _pending_uid(pending)
-
-
 def _limiter() -> Any | None:
     """The RateLimiter bound in the container (AuthServiceProvider binds one); without
     one the challenge is not rate-limited."""
@@ -247,14 +204,12 @@ def complete_challenge(
     raises ``PasskeyRefused`` (403, its code says why), the pending state kept too. Past
     ``rate_limit_attempts`` tries in ``rate_limit_window`` seconds per pending user,
     ``TooManyRequestsException`` (429), even for the right code or passkey."""
-    from django.contrib.auth import get_user_model
-
     from ..auth.sessions import login
 
-    pending = _pending(request)
+    pending = pending_challenge(request)
     if pending is None:
         return None
-    user_id = _pending_uid(pending)
+    user_id = pending_uid(pending)
     limiter = _limiter() if rate_limit else None
     if limiter is not None:
         # At most rate_limit_attempts tries, then the wait runs from the first of them:
@@ -276,7 +231,7 @@ def complete_challenge(
         return None
     # A password changed (or a logout everywhere) since the password step ends it.
     if not constant_time_compare(str(pending.get("hash", "")), user.get_session_auth_hash()):
-        _session(request).pop(PENDING_SESSION_KEY, None)
+        end_challenge(request)
         return None
     if passkey is not None:
         from ..passkeys.ceremonies import CHALLENGE, authenticate
@@ -284,30 +239,11 @@ def complete_challenge(
         authenticate(request, passkey, CHALLENGE, user)
     elif not verify_and_consume(user, code):
         return None
-    _session(request).pop(PENDING_SESSION_KEY, None)
+    end_challenge(request)
     if limiter is not None:
         limiter.reset(_limit_key(user_id), rate_limit_window)
     login(request, user)
     return user
-
-
-def login_or_challenge(request: HttpRequest, user: Any) -> bool:
-    """What a login view calls once the password is verified: logs the user in and
-    returns True, or — for a user with TOTP on or a passkey — starts the challenge and
-    returns False (send them to the code form)."""
-    from ..auth.sso import sign_in_or_challenge
-
-    return sign_in_or_challenge(request, user)
-
-
-astart_challenge = sync_to_async(start_challenge)
-apending_user_id = sync_to_async(pending_user_id)
-
-
-async def alogin_or_challenge(request: HttpRequest, user: Any) -> bool:
-    """The async twin of :func:`login_or_challenge`, for an async login view right after
-    ``await AuthManager.attempt(...)``."""
-    return await sync_to_async(login_or_challenge)(request, user)
 
 
 async def acomplete_challenge(

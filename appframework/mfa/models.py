@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from .._mixins import without_own_meta
+from ..model_meta import without_own_meta
 
 __all__ = ["HIDDEN_FIELDS", "MfaEnrollable"]
 

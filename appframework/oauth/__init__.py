@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_exports
+from ..lazy_exports import lazy_exports
 from .builders import OAuthDiscoveryError, discover, generic_oidc, github, google, microsoft
 from .client import OAuthProviderError
 from .manager import OAuthCallbackError, OAuthManager

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
-from .._sso import validate_provider_fields
+from ..sso_config import validate_provider_fields
 from .client import OAuthProviderError, ProviderClient
 from .types import OAuthProvider, OAuthUser, check_pkce, check_token_auth_method
 

@@ -8,9 +8,9 @@ from typing import Any
 from django.apps import AppConfig
 from django.core import checks
 
-from .._sso import sessions_ready, shared_setting_problems
-from ..checks import _error, _warning
+from ..checks import check_error, check_warning
 from ..conf import app_settings
+from ..sso_config import sessions_ready, shared_setting_problems
 
 
 def check_sessions(
@@ -20,7 +20,7 @@ def check_sessions(
     if sessions_ready():
         return []
     return [
-        _error(
+        check_error(
             "appframework_oauth.E001",
             "OAuth login needs the session machinery: SessionMiddleware in MIDDLEWARE and "
             "'appframework.auth' in INSTALLED_APPS.",
@@ -46,7 +46,7 @@ def check_settings(
     if not _positive(section.STATE_TTL) or not isinstance(section.STATE_TTL, int):
         problems.append("STATE_TTL must be a positive number of seconds")
     messages: list[checks.CheckMessage] = [
-        _error(
+        check_error(
             "appframework_oauth.E002",
             f"APPFRAMEWORK['OAUTH']: {problem}.",
             "Fix the value named.",
@@ -55,7 +55,7 @@ def check_settings(
     ]
     if section.MFA and app_settings.MFA.CHALLENGE_URL is None:
         messages.append(
-            _warning(
+            check_warning(
                 "appframework_oauth.W001",
                 "Users with TOTP on who sign in through a provider are sent to LOGIN_URL for "
                 "their code, because APPFRAMEWORK['MFA']['CHALLENGE_URL'] is not set.",

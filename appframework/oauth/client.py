@@ -19,8 +19,8 @@ from urllib.parse import quote
 import requests
 from django.utils.translation import gettext_lazy as _
 
-from .._outbound import StatelessSession
 from ..exceptions import BadGatewayException, ForbiddenException
+from ..outbound import StatelessSession
 
 __all__ = ["MAX_DOCUMENT_BYTES", "OAuthProviderError", "ProviderClient", "TokenResponse"]
 

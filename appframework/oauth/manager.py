@@ -12,7 +12,6 @@ from asgiref.sync import sync_to_async
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
-from .._sso import named_providers
 from ..conf import app_settings, derived_setting
 from ..exceptions import (
     AppFrameworkError,
@@ -20,6 +19,7 @@ from ..exceptions import (
     ForbiddenException,
     NotFoundException,
 )
+from ..sso_config import named_providers
 from .binding import check_nonce, new_code_verifier, new_nonce, s256_challenge, sends_nonce
 from .builders import OAuthDiscoveryError
 from .client import OAuthProviderError, ProviderClient

@@ -7,7 +7,7 @@ out of reach of whoever else holds its code, and that party does not hold the co
 
 The session alone cannot make it one-use, so a spent state is also recorded in a cache
 (``OAUTH["STATE_CACHE"]``) until it would have expired anyway: the suite's one store of
-one-use values (``appframework._oneuse``), which passkey challenges share.
+one-use values (``appframework.one_use``), which passkey challenges share.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from typing import Any
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
-from .._oneuse import OneUseStore, Refused
 from ..conf import app_settings
 from ..exceptions import ForbiddenException
+from ..one_use import OneUseStore, Refused
 
 __all__ = ["SESSION_KEY", "consume_state", "remember_state"]
 

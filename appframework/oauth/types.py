@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._sso import validate_provider_fields
+from ..sso_config import validate_provider_fields
 
 __all__ = [
     "TOKEN_AUTH_METHODS",

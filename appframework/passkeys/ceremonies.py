@@ -3,7 +3,7 @@
 Each ceremony is two requests: the options (a fresh challenge, kept pending in the
 session that asked, for ``PASSKEYS["CHALLENGE_TIMEOUT"]`` seconds) and the
 authenticator's answer, which names its challenge in ``clientDataJSON``. The challenge
-is spent once through the suite's one-use store (``appframework._oneuse``, which OAuth
+is spent once through the suite's one-use store (``appframework.one_use``, which OAuth
 states share): a challenge of another session is unknown here, a spent one is
 recorded in ``PASSKEYS["CHALLENGE_CACHE"]``, and a challenge issued for one ceremony
 (``register``, ``login``, ``challenge``, ``confirm``) serves no other.
@@ -51,9 +51,9 @@ from webauthn.helpers.structs import (
     UserVerificationRequirement,
 )
 
-from .._oneuse import OneUseStore, Refused
 from ..conf import app_settings
 from ..exceptions import BadRequestException, ForbiddenException, ValidationException
+from ..one_use import OneUseStore, Refused
 
 __all__ = [
     "CHALLENGE",

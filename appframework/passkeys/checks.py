@@ -11,9 +11,9 @@ from django.apps import AppConfig
 from django.conf import settings
 from django.core import checks
 
-from .._sso import sessions_ready
-from ..checks import _error, _warning
+from ..checks import check_error, check_warning
 from ..conf import app_settings
+from ..sso_config import sessions_ready
 
 _USER_VERIFICATION = ("required", "preferred", "discouraged")
 
@@ -25,7 +25,7 @@ def check_sessions(
     if sessions_ready():
         return []
     return [
-        _error(
+        check_error(
             "appframework_passkeys.E001",
             "Passkeys need the session machinery: SessionMiddleware in MIDDLEWARE and "
             "'appframework.auth' in INSTALLED_APPS.",
@@ -82,7 +82,7 @@ def check_settings(
 ) -> list[checks.CheckMessage]:
     """E002: a bad value in ``PASSKEYS``."""
     return [
-        _error(
+        check_error(
             "appframework_passkeys.E002",
             f"APPFRAMEWORK['PASSKEYS']: {problem}.",
             "Fix the value named.",
@@ -120,7 +120,7 @@ def check_relying_party(
         host = (urlsplit(origin).hostname or "").lower()
         if rp_id is not None and not _within(host, rp_id):
             messages.append(
-                _error(
+                check_error(
                     "appframework_passkeys.E003",
                     f"PASSKEYS origin {origin!r} is not on RP_ID {rp_id!r} or a subdomain of "
                     "it: browsers refuse every passkey ceremony there.",
@@ -129,7 +129,7 @@ def check_relying_party(
             )
         elif not _allowed_host_matches(host) and origin.rstrip("/").lower() not in trusted:
             messages.append(
-                _warning(
+                check_warning(
                     "appframework_passkeys.W001",
                     f"PASSKEYS origin {origin!r}: its host is not in ALLOWED_HOSTS and the "
                     "origin is not in CSRF_TRUSTED_ORIGINS, so no ceremony from it reaches "
@@ -141,7 +141,7 @@ def check_relying_party(
     hosts = [h.lower().lstrip(".") for h in settings.ALLOWED_HOSTS if h != "*"]
     if rp_id is not None and hosts and not any(_within(h, rp_id) for h in hosts):
         messages.append(
-            _warning(
+            check_warning(
                 "appframework_passkeys.W001",
                 f"PASSKEYS RP_ID {rp_id!r} is neither a host of ALLOWED_HOSTS nor a parent "
                 "domain of one: no page of this site can use passkeys bound to it.",
@@ -158,7 +158,7 @@ def check_rp_id_set(
     if app_settings.PASSKEYS.RP_ID:
         return []
     return [
-        _warning(
+        check_warning(
             "appframework_passkeys.W002",
             "PASSKEYS RP_ID is not set: passkeys are bound to the host each was made on, "
             "so one registered on www.example.com does not work on example.com.",

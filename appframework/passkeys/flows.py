@@ -41,9 +41,9 @@ def sign_in_with_passkey(request: HttpRequest, data: Any) -> Any:
     (user verification required); returns the user. Throttled per client address
     (``PASSKEYS["LOGIN_ATTEMPTS"]`` per ``LOGIN_WINDOW`` seconds, then 429 with
     ``passkey_rate_limited``); a refused answer raises ``PasskeyRefused``."""
+    from ..auth.challenge import end_challenge
     from ..auth.sessions import login
     from ..container import container
-    from ..mfa.flows import PENDING_SESSION_KEY
     from ..ratelimit import RateLimiter
 
     section = app_settings.PASSKEYS
@@ -65,7 +65,7 @@ def sign_in_with_passkey(request: HttpRequest, data: Any) -> Any:
     if not getattr(user, "is_active", True):
         raise ForbiddenException(_("This account is disabled."), code="account_disabled")
     # A half-finished password sign-in in this browser is over: this one is complete.
-    request.session.pop(PENDING_SESSION_KEY, None)
+    end_challenge(request)
     login(request, user)
     if limiter is not None:
         # Sign-ins that succeed do not use up the address's budget (a shared NAT).

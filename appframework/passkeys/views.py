@@ -23,8 +23,10 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
+from ..auth.challenge import pending_user_id
 from ..auth.sessions import current_user_sync
-from ..auth.views import ExtraContext, _extra
+from ..auth.views import ExtraContext, extra_context_of
+from ..errors import response_for_error
 from ..exceptions import (
     AppFrameworkError,
     ForbiddenException,
@@ -33,7 +35,6 @@ from ..exceptions import (
     ValidationException,
 )
 from ..http import safe_redirect_url, wants_json
-from ..middleware import response_for_error
 from ..security.csrf import csrf_protect_login
 from .ceremonies import (
     CHALLENGE,
@@ -57,8 +58,6 @@ PASSKEYS_TEMPLATE = "appframework/passkeys.html"
 
 
 def _pending_user(request: HttpRequest) -> Any:
-    from ..mfa.flows import pending_user_id
-
     user_id = pending_user_id(request)
     if user_id is None:
         raise ForbiddenException(
@@ -159,7 +158,7 @@ def passkeys_view(
             return response_for_error(request, exc)
         error, status = str(exc.detail), exc.status_code
     context = {
-        **_extra(request, extra_context),
+        **extra_context_of(request, extra_context),
         "me": user,
         "passkeys": list(Passkey.objects.filter(user_id=user.pk)),
         "last_factor": is_last_factor(user),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_exports
+from ..lazy_exports import lazy_exports
 from .flows import (
     asaml_acs,
     asaml_acs_redirect,

@@ -13,9 +13,9 @@ from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
-from .._sso import sessions_ready, shared_setting_problems
-from ..checks import _DOCS, _backend, _error, _is_locmem, _warning
+from ..checks import DOCS_HINT, cache_backend, check_error, check_warning, is_locmem_cache
 from ..conf import app_settings
+from ..sso_config import sessions_ready, shared_setting_problems
 
 Messages = list[checks.CheckMessage]
 
@@ -41,7 +41,7 @@ def check_xmlsec(*, app_configs: Sequence[AppConfig] | None = None, **kwargs: An
     if xmlsec_version() is not None:
         return []
     return [
-        _error(
+        check_error(
             "appframework_saml.E001",
             "The xmlsec1 binary was not found: SAML signatures cannot be checked, so "
             "every response would be refused.",
@@ -59,7 +59,7 @@ def report_xmlsec(*, app_configs: Sequence[AppConfig] | None = None, **kwargs: A
     return [
         checks.Info(
             f"SAML signatures are checked by {path} ({version}).",
-            hint=_DOCS.format(id="appframework_saml-I001"),
+            hint=DOCS_HINT.format(id="appframework_saml-I001"),
             id="appframework_saml.I001",
         )
     ]
@@ -70,7 +70,7 @@ def check_sessions(*, app_configs: Sequence[AppConfig] | None = None, **kwargs: 
     if sessions_ready():
         return []
     return [
-        _error(
+        check_error(
             "appframework_saml.E003",
             "SAML login needs the session machinery: SessionMiddleware in MIDDLEWARE and "
             "'appframework.auth' in INSTALLED_APPS.",
@@ -96,7 +96,7 @@ def check_settings(*, app_configs: Sequence[AppConfig] | None = None, **kwargs: 
     if not isinstance(skew, int) or isinstance(skew, bool) or not 0 <= skew <= 600:
         problems.append("CLOCK_SKEW must be 0 to 600 seconds")
     return [
-        _error("appframework_saml.E002", f"APPFRAMEWORK['SAML']: {p}.", "Fix the value named.")
+        check_error("appframework_saml.E002", f"APPFRAMEWORK['SAML']: {p}.", "Fix the value named.")
         for p in problems
     ]
 
@@ -146,7 +146,7 @@ def check_certificates(
                 continue
             state = "expired" if expires <= now else "expires"
             messages.append(
-                _warning(
+                check_warning(
                     "appframework_saml.W001",
                     f"SAML provider {provider.name!r}: {label} {state} on "
                     f"{expires:%Y-%m-%d %H:%M} UTC.",
@@ -171,7 +171,7 @@ def check_csrf_exemption(
     if predicate is not None:
         return []
     return [
-        _warning(
+        check_warning(
             "appframework_saml.W002",
             "AUTH['CSRF_EXEMPT'] is not set: an IdP's POST to the ACS that carries a session "
             "cookie is refused by the CSRF check.",
@@ -193,7 +193,7 @@ def check_session_samesite(
     if str(getattr(settings, "SESSION_COOKIE_SAMESITE", "")).lower() != "strict":
         return []
     return [
-        _warning(
+        check_warning(
             "appframework_saml.W003",
             "SESSION_COOKIE_SAMESITE is 'Strict': the session cookie does not come back with "
             "the redirect after the IdP's POST, so every SP-initiated SAML sign-in is "
@@ -210,7 +210,7 @@ def check_idp_initiated(
     such a response to the browser posting it, so anyone with a valid one for their own
     account can sign a visitor in as themselves (login CSRF)."""
     return [
-        _warning(
+        check_warning(
             "appframework_saml.W004",
             f"SAML provider {provider.name!r} accepts IdP-initiated responses "
             "(allow_idp_initiated=True): nothing ties such a response to the browser that "
@@ -227,11 +227,11 @@ def check_idp_initiated(
 def _process_local(alias: str) -> bool:
     """Whether cache ``alias`` lives in one process only: LocMemCache (the core's W005
     test, reused) or DummyCache, which keeps nothing at all."""
-    if _is_locmem(alias):
+    if is_locmem_cache(alias):
         return True
     from django.core.cache.backends.dummy import DummyCache
 
-    path = _backend(alias)
+    path = cache_backend(alias)
     try:
         backend = import_string(path) if path else None
     except ImportError:
@@ -258,10 +258,10 @@ def check_replay_cache(
     if not _process_local(alias):
         return []
     return [
-        _warning(
+        check_warning(
             "appframework_saml.W005",
             f"SAML['REPLAY_CACHE'] is cache {alias!r}, which each process keeps for itself "
-            f"({_backend(alias).rsplit('.', 1)[-1]}): with several workers an IdP's answer "
+            f"({cache_backend(alias).rsplit('.', 1)[-1]}): with several workers an IdP's answer "
             "rarely reaches the process that started the login (saml_invalid), and a "
             "replayed response reaching another process is accepted.",
             f"Point CACHES[{alias!r}] or SAML['REPLAY_CACHE'] at a cache every process "

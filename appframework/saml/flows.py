@@ -25,9 +25,9 @@ from saml2.samlp import STATUS_SUCCESS
 from saml2.time_util import str_to_time
 from saml2.xmldsig import SIG_RSA_SHA256
 
-from .._sso import named_providers
 from ..conf import app_settings, derived_setting
 from ..exceptions import BadRequestException, ForbiddenException, NotFoundException
+from ..sso_config import named_providers
 from .config import accepted_algorithms, client_for
 from .metadata import metadata_xml
 from .store import (

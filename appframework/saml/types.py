@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._sso import validate_provider_fields
+from ..sso_config import validate_provider_fields
 
 __all__ = ["SamlProvider", "SamlUser", "certificate_body", "saml_provider"]
 

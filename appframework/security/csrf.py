@@ -1,7 +1,9 @@
 """Double-submit CSRF protection, with the token bound to the session.
 
-The rules: a readable cookie (``csrf_token``) holds a random token; POST, PUT, PATCH and
-DELETE must echo it in ``X-CSRF-Token`` (or Django's ``X-CSRFToken``) or the form field
+The rules: a readable cookie (``csrf_token``) holds a random token, handed out with any
+response whose page used the token (``{% csrf_token %}``, Django's ``get_token()``,
+:func:`csrf_token`) and whenever the client's cookie no longer fits its session (login,
+logout); POST, PUT, PATCH and DELETE must echo it in ``X-CSRF-Token`` (or Django's ``X-CSRFToken``) or the form field
 ``_token``. Exempt: safe
 methods, requests with an ``Authorization`` header, requests without the session cookie
 when ``PROTECT_IF_COOKIE_PRESENT`` is set (except views marked
@@ -37,10 +39,10 @@ from django.urls import get_callable
 from django.utils.crypto import constant_time_compare
 from django.utils.translation import gettext_lazy as _
 
-from .._middleware import GetResponse, HybridMiddleware
 from ..conf import AUTO, app_settings, derived_setting
 from ..exceptions import ForbiddenException
 from ..http import has_authorization, header_meta_key, set_request_user, wants_json
+from ..middleware_base import GetResponse, HybridMiddleware
 from .cookie import csrf_cookie_name, set_csrf_cookie
 from .origin import REASONS as ORIGIN_REASONS
 from .origin import origin_problem
@@ -56,6 +58,7 @@ from .tokens import (
 )
 
 __all__ = [
+    "NEEDS_UPDATE",
     "NONCE_SESSION_KEY",
     "REASONS",
     "CsrfFailure",
@@ -71,6 +74,9 @@ __all__ = [
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
 _STATE_ATTR = "_appframework_csrf"
+#: Django's own flag: ``get_token()`` (``{% csrf_token %}``) sets it when a page used the
+#: token, so the response must carry the cookie.
+NEEDS_UPDATE = "CSRF_COOKIE_NEEDS_UPDATE"
 
 REASON_NO_COOKIE = _("CSRF cookie not set.")
 REASON_NO_TOKEN = _("CSRF token missing.")
@@ -99,11 +105,16 @@ class CsrfFailure(ForbiddenException):
 
 
 def csrf_token(request: HttpRequest) -> str | None:
-    """The current CSRF token for ``request``, or None when the middleware is not active."""
+    """The current CSRF token for ``request``, or None when the middleware is not active.
+
+    Like Django's ``get_token()``, asking for it makes the response carry the cookie."""
     if not hasattr(request, _STATE_ATTR):
         return None
     token = request.META.get("CSRF_COOKIE")
-    return token if isinstance(token, str) else None
+    if not isinstance(token, str):
+        return None
+    request.META[NEEDS_UPDATE] = True
+    return token
 
 
 V = TypeVar("V", bound=Callable[..., Any])
@@ -193,21 +204,26 @@ class CsrfMiddleware(HybridMiddleware):
         setattr(request, _STATE_ATTR, (incoming, binding, token))
         return True
 
-    # response phase: if the session changed (login/logout) or the client has no valid
-    # token, send one that is valid for the session as it is now.
+    # response phase: hand the client a token valid for the session as it is now, when
+    # the page used the token or the client holds a cookie that is not that token
+    # (login, logout, a stale or foreign cookie). Like Django, a client that has no
+    # cookie gets none from a page that never asked for the token.
     def _after(self, request: HttpRequest, response: HttpResponse) -> None:
         if has_authorization(request):
             return  # API clients with their own credential need no CSRF cookie
         incoming, binding_before, token_before = getattr(request, _STATE_ATTR)
+        meta = request.META
+        if incoming is None and not meta.get(NEEDS_UPDATE):
+            return
         binding = session_binding(request)
-        token = request.META.get("CSRF_COOKIE")
+        token = meta.get("CSRF_COOKIE")
         # Same session and the very token _before validated or minted: no re-check.
         # Login changes the binding, and Django's rotate_token() puts a new object there.
         if (binding != binding_before or token is not token_before) and (
             not isinstance(token, str) or not token_is_valid(token, binding)
         ):
             token = mint_token(binding)
-            request.META["CSRF_COOKIE"] = token
+            meta["CSRF_COOKIE"] = token
         if token == incoming:
             return
         set_csrf_cookie(response, token)
@@ -317,7 +333,7 @@ class CsrfMiddleware(HybridMiddleware):
         """The 403 answer: the suite's problem document for API clients; for browsers the
         project's ``CSRF_FAILURE_VIEW``, as Django's own middleware renders it."""
         if wants_json(request):
-            from ..middleware import response_for_error
+            from ..errors import response_for_error
 
             return response_for_error(request, failure)
         response: HttpResponse = get_callable(settings.CSRF_FAILURE_VIEW)(

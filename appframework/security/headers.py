@@ -8,9 +8,9 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
-from .._middleware import HybridMiddleware
 from ..conf import app_settings, derived_setting
 from ..http import wants_json
+from ..middleware_base import HybridMiddleware
 
 __all__ = ["SecurityHeadersMiddleware", "security_headers"]
 
@@ -20,7 +20,10 @@ def security_headers() -> tuple[tuple[tuple[str, str], ...], str | None]:
     """(headers for every response, the HSTS value for HTTPS responses or None)."""
     conf = app_settings.SECURITY_HEADERS
     headers: list[tuple[str, str]] = []
-    if conf.CONTENT_TYPE_OPTIONS:
+    # Django's SecurityMiddleware, listed before this one, sends the same nosniff header
+    # on the way out (SECURE_CONTENT_TYPE_NOSNIFF): sending it here too would be work
+    # done twice on every response.
+    if conf.CONTENT_TYPE_OPTIONS and not _django_sends_nosniff():
         headers.append(("X-Content-Type-Options", "nosniff"))
     if conf.FRAME_OPTIONS:
         headers.append(("X-Frame-Options", str(conf.FRAME_OPTIONS)))
@@ -30,6 +33,19 @@ def security_headers() -> tuple[tuple[tuple[str, str], ...], str | None]:
         headers.append(("Content-Security-Policy", str(conf.CSP)))
     hsts = f"max-age={int(conf.HSTS_MAX_AGE)}" if conf.HSTS else None
     return tuple(headers), hsts
+
+
+def _django_sends_nosniff() -> bool:
+    from ..checks import middleware_index
+
+    django_index = middleware_index("django.middleware.security.SecurityMiddleware")
+    own_index = middleware_index("appframework.security.SecurityHeadersMiddleware")
+    return (
+        bool(getattr(settings, "SECURE_CONTENT_TYPE_NOSNIFF", False))
+        and django_index is not None
+        and own_index is not None
+        and django_index < own_index
+    )
 
 
 def _debug_dump_as_problem(request: HttpRequest, response: HttpResponse) -> HttpResponse:
@@ -44,8 +60,8 @@ def _debug_dump_as_problem(request: HttpRequest, response: HttpResponse) -> Http
         and settings.DEBUG
         and wants_json(request)
     ):
+        from ..errors import response_for_error
         from ..exceptions import BadRequestException
-        from ..middleware import response_for_error
 
         return response_for_error(request, BadRequestException())
     return response
@@ -71,10 +87,10 @@ class SecurityHeadersMiddleware(HybridMiddleware):
         headers, hsts = security_headers()
         # Django's @xframe_options_exempt marks responses that may be framed.
         framable = getattr(response, "xframe_options_exempt", False)
+        present = response.headers
         for name, value in headers:
-            if framable and name == "X-Frame-Options":
-                continue
-            response.headers.setdefault(name, value)
+            if name not in present and not (framable and name == "X-Frame-Options"):
+                present[name] = value
         # Browsers ignore HSTS over plain HTTP (RFC 6797 §8.1), and sending it there
         # would only mislead; Django's SecurityMiddleware does the same.
         if hsts is not None and request.is_secure():

@@ -73,11 +73,20 @@ def mint_token(binding: str) -> str:
 def token_is_valid(token: object, binding: str) -> bool:
     if not isinstance(token, str) or len(token) != TOKEN_LENGTH or not _CHARSET.issuperset(token):
         return False
+    return _verified(token, binding, _secrets())
+
+
+@functools.lru_cache(maxsize=4096)
+def _verified(token: str, binding: str, keys: tuple[str, tuple[str, ...]]) -> bool:
+    # A returning browser sends the same cookie with every request: its MAC is checked
+    # once per process and key set (the keys are part of the cache key, so a rotation
+    # checks again), the answer remembered for the exact token and binding.
     nonce, mac = token[:_HALF], token[_HALF:]
-    if constant_time_compare(mac, _mac(nonce, binding)):
+    secret, fallbacks = keys
+    if constant_time_compare(mac, _mac(nonce, binding, secret)):
         return True
     # Tokens minted under a rotated-out key stay good while it is a fallback.
-    return any(constant_time_compare(mac, _mac(nonce, binding, secret)) for secret in _secrets()[1])
+    return any(constant_time_compare(mac, _mac(nonce, binding, old)) for old in fallbacks)
 
 
 def unmask(masked: str) -> str | None:

@@ -15,7 +15,7 @@ from django.core import checks
 from django.db import DatabaseError
 from django.utils.crypto import constant_time_compare
 
-from appframework.checks import _error
+from appframework.checks import check_error
 
 
 @checks.register(checks.Tags.security, deploy=True)
@@ -38,7 +38,7 @@ def check_no_seeded_demo_user(
     if not found:
         return []
     return [
-        _error(
+        check_error(
             "blog.E001",
             f"Seeded demo accounts exist: {', '.join(found)}. Their passwords are "
             "published in this repository (and admin@example.com is a superuser).",
@@ -72,7 +72,7 @@ def check_demo_secret_key_file(
     if not secret or demo_key is None or not constant_time_compare(secret, demo_key):
         return []
     return [
-        _error(
+        check_error(
             "blog.E002",
             f"SECRET_KEY is the demo's local key (read from {settings.DEMO_SECRET_KEY_FILE}): "
             "it sits in a file on a developer machine, not in a secret store.",

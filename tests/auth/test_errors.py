@@ -156,7 +156,7 @@ def test_401_422_429_for_browser_are_text_html(
 
 
 def test_html_error_page_escapes_the_detail(rf: Any) -> None:
-    from appframework.middleware import response_for_error
+    from appframework.errors import response_for_error
 
     request = rf.get("/", HTTP_ACCEPT="text/html")
     response = response_for_error(request, UnauthorizedException("<script>alert(1)</script>"))

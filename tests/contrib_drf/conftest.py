@@ -8,7 +8,7 @@ from django.test import Client
 
 from appframework.authorization import Gate
 from appframework.container import container
-from tests.conftest import demo_tenant, login_client
+from tests.conftest import csrf_cookie, demo_tenant, login_client
 
 JSON = {"HTTP_ACCEPT": "application/json"}
 
@@ -24,7 +24,7 @@ def member(user: Any) -> Any:
 def browser(member: Any) -> Client:
     """``member`` signed in, CSRF enforced as on a real browser, its token primed."""
     client = login_client(Client(enforce_csrf_checks=True), member)
-    assert client.get("/api/drf/posts/", **JSON).status_code == 200
+    csrf_cookie(client)
     return client
 
 

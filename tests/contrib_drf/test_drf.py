@@ -38,10 +38,17 @@ def test_a_suite_token_authenticates_and_request_auth_is_the_token(
 ) -> None:
     member.is_staff = True
     member.save()
-    token = TokenManager().issue(member)
+    """As DRF's TokenAuthentication puts its Token in request.auth: the verified token
+    object (its key, its id for revoke_id, its life), not the raw header value."""
+    manager = TokenManager()
+    token = manager.issue(member)
     response = Client().get("/t/dashboard", HTTP_AUTHORIZATION=f"Bearer {token}", **JSON)
     assert response.status_code == 200
-    assert response.json() == {"user": member.email, "auth": token}
+    assert response.json() == {
+        "user": member.email,
+        "auth": {"type": "ApiToken", "key": token, "token_id": manager.token_id(token)},
+        "lifetime": 30 * 24 * 3600,
+    }
 
 
 def test_a_garbage_token_is_401_invalid_token_with_a_bearer_challenge() -> None:

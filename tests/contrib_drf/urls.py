@@ -64,7 +64,12 @@ class Dashboard(APIView):
     abilities = {"GET": "see-dashboard"}
 
     def get(self, request: Request) -> Response:
-        return Response({"user": request.user.email, "auth": request.auth})
+        token = request.auth
+        if token is None:
+            return Response({"user": request.user.email, "auth": None})
+        lifetime = (token.expires - token.created).total_seconds()
+        auth = {"type": type(token).__name__, "key": str(token), "token_id": token.token_id}
+        return Response({"user": request.user.email, "auth": auth, "lifetime": lifetime})
 
 
 class OpenListPosts(PostViewSet):

@@ -13,7 +13,7 @@ from django.test import AsyncClient, Client
 
 from appframework.auth import TokenManager
 from testproject.blog.models import Post
-from tests.conftest import login_client
+from tests.conftest import csrf_cookie, login_client
 
 from .conftest import problem
 
@@ -39,7 +39,7 @@ def _bearer(user: Any) -> dict[str, str]:
 
 def _signed_in(user: Any) -> Client:
     client = login_client(Client(enforce_csrf_checks=True), user)
-    assert client.get("/t/me", headers=ACCEPT).status_code == 200  # the CSRF cookie
+    csrf_cookie(client)
     return client
 
 

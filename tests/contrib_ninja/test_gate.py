@@ -77,11 +77,10 @@ def test_gate_lets_an_editor_delete_someone_elses_post(url: str, other_user: Any
 
 
 def test_gate_accepts_a_signed_in_session_on_a_sync_and_an_async_operation(user: Any) -> None:
-    from tests.conftest import login_client
+    from tests.conftest import csrf_cookie, login_client
 
     client = login_client(Client(enforce_csrf_checks=True), user)
-    assert client.get("/t/me", **JSON).status_code == 200
-    token = client.cookies["csrf_token"].value
+    token = csrf_cookie(client)
     for url in GATED:
         post = Post.objects.create(title="mine", author=user)
         response = client.delete(url.format(post.pk), HTTP_X_CSRFTOKEN=token, **JSON)

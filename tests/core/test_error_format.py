@@ -244,7 +244,7 @@ def test_each_exception_has_its_status_and_stable_code(
 
 def test_custom_code_replaces_the_default_code_in_the_problem() -> None:
     request = RequestFactory().get("/", HTTP_ACCEPT="application/json")
-    from appframework.middleware import response_for_error
+    from appframework.errors import response_for_error
 
     response = response_for_error(request, ForbiddenException("no", code="not_owner"))
     assert body_of(response)["code"] == "not_owner"

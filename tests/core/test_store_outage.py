@@ -16,8 +16,8 @@ from django.conf import settings
 from django.db import OperationalError
 from django.test import Client, override_settings
 
+from appframework.errors import app_error, is_outage
 from appframework.exceptions import ServiceUnavailableException
-from appframework.middleware import app_error, is_outage
 
 
 def _dead_port() -> int:

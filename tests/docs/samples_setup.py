@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from tests.conftest import enable_totp
+from tests.peer_server import PeerServer
 
 from .samples import Run
 
@@ -305,7 +306,7 @@ def _problem(request: Any, exc: Exception) -> tuple[int, dict[str, Any]]:
     """What the error mapping answers an API client for ``exc``."""
     import json
 
-    from appframework.middleware import app_error, response_for_error
+    from appframework.errors import app_error, response_for_error
 
     mapped = app_error(exc, log=False)
     assert mapped is not None, f"{exc!r} is not mapped to an error response"
@@ -440,7 +441,7 @@ def _call_view(view: Any, request: Any) -> Any:
 
     from asgiref.sync import async_to_sync
 
-    from appframework.middleware import app_error, response_for_error
+    from appframework.errors import app_error, response_for_error
 
     async def wait(awaitable: Any) -> Any:
         return await awaitable
@@ -803,7 +804,7 @@ def _webhook_request(run: Run) -> None:
     headers and body, byte for byte where the page gives them."""
     import re
     import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from http.server import BaseHTTPRequestHandler
 
     from django.conf import settings
     from django.test import override_settings
@@ -825,7 +826,7 @@ def _webhook_request(run: Run) -> None:
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = PeerServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{server.server_address[1]}/hook"
@@ -873,8 +874,9 @@ def _signed_in_member(run: Run) -> tuple[Any, str]:
     user.tenants.add(1)
     client = Client(enforce_csrf_checks=True)
     client.force_login(user, backend="appframework.auth.AuthManager")
-    assert client.get("/api/drf/posts/", HTTP_ACCEPT="application/json").status_code == 200
-    return client, client.cookies["csrf_token"].value
+    from tests.conftest import csrf_cookie
+
+    return client, csrf_cookie(client)
 
 
 @check("drf_validation_problem")

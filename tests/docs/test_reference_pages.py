@@ -351,8 +351,8 @@ def test_environment_variables_are_documented_with_their_format_target_and_defau
 # -- docs/checks.md -------------------------------------------------------------------------
 CHECKS_PAGE = DOCS / "checks.md"
 _LEVEL_CALLS = {
-    "_error": "error",
-    "_warning": "warning",
+    "check_error": "error",
+    "check_warning": "warning",
     "Error": "error",
     "Warning": "warning",
     "Info": "info",
@@ -394,7 +394,7 @@ def _emitted_checks() -> dict[str, set[tuple[str, bool]]]:
     """{check id: {(level, deploy?)}} read from the source.
 
     An id is a string literal that is exactly ``app.E001``-shaped; it must be the id of
-    a ``checks.Error/Warning/Info(...)`` or of the suite's ``_error/_warning`` helpers, so
+    a ``checks.Error/Warning/Info(...)`` or of the suite's ``check_error/check_warning`` helpers, so
     its level is known. Whether it is a deployment check comes from Django's registry:
     the function around it, or the registered check calling that helper, is registered
     with ``deploy=True`` or not.

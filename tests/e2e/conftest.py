@@ -31,7 +31,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -41,6 +41,7 @@ import pytest
 from appframework_graphql.graphiql import LOCAL_FILES
 from testproject.prepare import DemoSetupError, demo_environment, prepare_database
 from tests.conftest import skip_or_fail_on_ci
+from tests.peer_server import PeerServer
 from tests.processes import free_port, read_log, stop_process
 
 try:
@@ -274,7 +275,7 @@ class OtherOrigin:
             def log_message(self, format: str, *args: Any) -> None:
                 return None  # the test's own output is enough
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = PeerServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()

@@ -15,7 +15,7 @@ import pytest
 from django.test import AsyncClient, Client
 
 from appframework.security.tokens import mint_token
-from tests.conftest import login_client
+from tests.conftest import csrf_cookie, login_client
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.hardening.api_urls")]
 
@@ -34,8 +34,7 @@ SUITE_WRITES = [path for path in WRITES if "suite" in path]
 def _signed_in(user: Any) -> tuple[Client, str]:
     """A browser signed in as ``user``, and the CSRF token its session was given."""
     client = login_client(Client(enforce_csrf_checks=True), user)
-    assert client.get("/drf/stock").status_code == 200
-    return client, client.cookies[COOKIE].value
+    return client, csrf_cookie(client)
 
 
 def _post(client: Client, path: str, **headers: Any) -> Any:

@@ -27,6 +27,7 @@ from django.http import HttpRequest, HttpResponse
 from django.test import Client, RequestFactory
 from django.test.utils import isolate_apps
 
+from appframework.auth import challenge as challenge_module
 from appframework.auth import current_user_sync
 from appframework.auth.session_store import SessionStore
 from appframework.conf import app_settings
@@ -42,7 +43,6 @@ from appframework.mfa import (
     start_challenge,
     verify_and_consume,
 )
-from appframework.mfa import flows as flows_module
 from appframework.mfa import totp as totp_module
 from appframework.mfa.models import MfaEnrollable
 from appframework.mfa.recovery import normalise_recovery_code, recovery_code_matches
@@ -77,7 +77,7 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     real = time.time()
     fake = Clock(real - real % STEP + 5)  # 5 s into a step: its neighbours are well defined
     monkeypatch.setattr(totp_module, "time", fake)
-    monkeypatch.setattr(flows_module, "time", fake)
+    monkeypatch.setattr(challenge_module, "time", fake)
     return fake
 
 

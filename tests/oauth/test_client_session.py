@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
 
 from appframework.oauth import client
+from tests.peer_server import PeerServer
 
 
 class _Peer(BaseHTTPRequestHandler):
@@ -31,7 +32,7 @@ class _Peer(BaseHTTPRequestHandler):
 @pytest.fixture
 def peers() -> Iterator[list[str]]:
     _Peer.seen = []
-    servers = [ThreadingHTTPServer(("127.0.0.1", 0), _Peer) for _ in range(2)]
+    servers = [PeerServer(("127.0.0.1", 0), _Peer) for _ in range(2)]
     for server in servers:
         threading.Thread(target=server.serve_forever, daemon=True).start()
     yield [f"http://127.0.0.1:{server.server_address[1]}/" for server in servers]

@@ -2,7 +2,7 @@
 document that cannot be used is an ``OAuthDiscoveryError``.
 
 The failing providers are small real HTTP servers on 127.0.0.1
-(``http.server.ThreadingHTTPServer`` in a thread) answering what a broken provider
+(``http.server.PeerServer`` in a thread) answering what a broken provider
 answers; the OAuth client reaches them over real sockets (nothing in ``requests`` is
 replaced).
 """
@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from unittest.mock import ANY
@@ -52,6 +52,7 @@ from tests.oauth.peer import (
     LocalIdp,
     start_local_idp,
 )
+from tests.peer_server import PeerServer
 
 pytestmark = pytest.mark.django_db
 
@@ -125,7 +126,7 @@ class ScriptedServer:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self.httpd = ThreadingHTTPServer((host, 0), Handler)
+        self.httpd = PeerServer((host, 0), Handler)
         self.thread = threading.Thread(
             target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )

@@ -9,7 +9,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.test import AsyncClient
 
-from appframework.auth.sso import sign_in_or_challenge
+from appframework.auth.challenge import login_or_challenge
 from appframework.mfa import acomplete_challenge
 from appframework.passkeys import authentication_options
 from appframework.passkeys.models import Passkey
@@ -53,6 +53,6 @@ async def test_acomplete_challenge_takes_a_passkey(
     alice_key: Passkey, authenticator: SoftAuthenticator, user: Any
 ) -> None:
     request = sso_request()
-    assert await sync_to_async(sign_in_or_challenge)(request, user) is False
+    assert await sync_to_async(login_or_challenge)(request, user) is False
     opts = await sync_to_async(authentication_options)(request, "challenge", user)
     assert await acomplete_challenge(request, passkey=authenticator.get(opts)) == user

@@ -1,5 +1,5 @@
 """A passkey as the second factor: the one challenge after a password, after single
-sign-on (``sign_in_or_challenge``, the OAuth callback's and the SAML ACS's last step)
+sign-on (``login_or_challenge``, the OAuth callback's and the SAML ACS's last step)
 and on the admin's login; the code and the recovery codes keep working beside it."""
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from django.contrib.sessions.middleware import SessionMiddleware
 from django.http import HttpResponse
 from django.test import Client, RequestFactory
 
-from appframework.auth.sso import finish_sso_login, sign_in_or_challenge
+from appframework.auth.challenge import login_or_challenge
+from appframework.auth.sso import finish_sso_login
 from appframework.exceptions import TooManyRequestsException
 from appframework.mfa import complete_challenge, pending_user_id
 from appframework.passkeys import PasskeyRefused, authentication_options
@@ -168,9 +169,9 @@ def test_single_sign_on_ends_in_the_same_challenge(
     assert pending_user_id(request) is None
 
 
-def test_sign_in_or_challenge_without_a_second_factor_signs_in(user: Any) -> None:
+def test_login_or_challenge_without_a_second_factor_signs_in(user: Any) -> None:
     request = sso_request()
-    assert sign_in_or_challenge(request, user) is True
+    assert login_or_challenge(request, user) is True
     assert pending_user_id(request) is None
 
 
@@ -178,7 +179,7 @@ def test_a_complete_challenge_past_the_limit_raises_429(
     alice_key: Passkey, authenticator: SoftAuthenticator, user: Any
 ) -> None:
     request = sso_request()
-    sign_in_or_challenge(request, user)
+    login_or_challenge(request, user)
     for _ in range(5):
         assert complete_challenge(request, "000000") is None
     with pytest.raises(TooManyRequestsException):

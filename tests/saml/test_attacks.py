@@ -39,6 +39,7 @@ from appframework.saml import SamlProvider
 from testproject.blog.models import User
 from testproject.local_idp.keys import KeyPair
 from testproject.local_idp.saml_idp import SigningIdp
+from tests.peer_server import PeerServer
 from tests.saml import idp_tools
 
 from .conftest import (
@@ -425,7 +426,7 @@ class _Recorder(http.server.BaseHTTPRequestHandler):
 def listener() -> Iterator[tuple[str, list[str]]]:
     """An HTTP server on 127.0.0.1 recording every path it is asked for."""
     handler = type("Recorder", (_Recorder,), {"paths": []})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = PeerServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

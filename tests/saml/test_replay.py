@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import uuid
@@ -183,7 +184,8 @@ def test_the_record_lives_until_the_bearer_confirmations_expiry_when_the_conditi
     saml_settings(REPLAY_WINDOW=1, CLOCK_SKEW=30)
     undated = idp_tools.bent_idp(idp, idp_tools.drop_conditions_not_on_or_after)
     xml = respond(undated, valid_for_seconds=3_600)
-    assert "<ns1:Conditions NotBefore=" in xml and "Conditions NotOnOrAfter" not in xml
+    # The prefix pysaml2 writes depends on ElementTree's global registry: not checked.
+    assert re.search(r"<\w+:Conditions NotBefore=", xml) and "Conditions NotOnOrAfter" not in xml
     assert_redirect(post_acs(Client(), xml), "/")
     [timeout] = add_timeouts
     assert 3_600 + 30 - 5 <= timeout <= 3_600 + 30 + 1

@@ -19,8 +19,9 @@ UNSAFE = ["POST", "PUT", "PATCH", "DELETE"]
 SAFE = ["GET", "HEAD", "OPTIONS", "TRACE"]
 
 
-def prime(client: Client, path: str = "/sec/echo", cookie: str = COOKIE) -> str:
-    """A GET, then the CSRF cookie's value (valid for the client's current session)."""
+def prime(client: Client, path: str = "/sec/token-only", cookie: str = COOKIE) -> str:
+    """A GET of a page that uses the token, then the CSRF cookie's value (valid for the
+    client's current session)."""
     response = client.get(path)
     assert response.status_code == 200, response.content
     return client.cookies[cookie].value

@@ -53,14 +53,36 @@ def _csrf(app: dict[str, Any] | None = None, **csrf: Any) -> dict[str, Any]:
 
 # -- a readable cookie named csrf_token -------------------------------------------------
 class TestReadableCookie:
-    def test_get_sets_cookie_named_csrf_token(self, csrf_client: Client) -> None:
-        response = csrf_client.get("/sec/echo")
+    def test_a_page_using_the_token_sets_a_cookie_named_csrf_token(
+        self, csrf_client: Client
+    ) -> None:
+        response = csrf_client.get("/sec/token-only")
         assert response.status_code == 200
         assert COOKIE in response.cookies
         assert len(response.cookies[COOKIE].value) == 32
+        assert response.json()["token"] == response.cookies[COOKIE].value
+
+    def test_djangos_get_token_sets_the_cookie_too(self, csrf_client: Client) -> None:
+        response = csrf_client.get("/sec/token")
+        assert response.cookies[COOKIE].value == response.json()["token"]
+
+    def test_a_page_that_does_not_use_the_token_sets_no_cookie_as_in_django(
+        self, csrf_client: Client
+    ) -> None:
+        response = csrf_client.get("/sec/echo")
+        assert response.status_code == 200
+        assert COOKIE not in response.cookies
+
+    def test_a_stale_cookie_is_replaced_even_where_the_page_does_not_use_the_token(
+        self, csrf_client: Client
+    ) -> None:
+        csrf_client.cookies[COOKIE] = "x" * 32
+        response = csrf_client.get("/sec/echo")
+        assert len(response.cookies[COOKIE].value) == 32
+        assert response.cookies[COOKIE].value != "x" * 32
 
     def test_cookie_is_readable_not_httponly(self, csrf_client: Client) -> None:
-        response = csrf_client.get("/sec/echo")
+        response = csrf_client.get("/sec/token-only")
         assert not response.cookies[COOKIE]["httponly"]
 
     def test_cookie_is_set_on_a_rendered_page_too(self, csrf_client: Client, db: Any) -> None:
@@ -77,7 +99,7 @@ class TestReadableCookie:
 
     def test_cookie_name_override(self, csrf_client: Client) -> None:
         with override_settings(APPFRAMEWORK=_csrf(COOKIE_NAME="xsrf")):
-            response = csrf_client.get("/sec/echo")
+            response = csrf_client.get("/sec/token-only")
         assert "xsrf" in response.cookies
         assert COOKIE not in response.cookies
         assert not response.cookies["xsrf"]["httponly"]

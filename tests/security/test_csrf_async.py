@@ -38,7 +38,7 @@ def aclient() -> AsyncClient:
 
 
 async def _prime(client: AsyncClient) -> str:
-    response = await client.get("/sec/async-plain")
+    response = await client.get("/sec/async-token-only")
     assert response.status_code == 200
     return str(client.cookies[COOKIE].value)
 
@@ -71,10 +71,17 @@ async def test_async_chain_accepts_form_token(aclient: AsyncClient) -> None:
     assert response.status_code == 200
 
 
-async def test_async_chain_sets_readable_cookie() -> None:
-    response = await AsyncClient(enforce_csrf_checks=True).get("/sec/async-plain")
+async def test_async_chain_sets_a_readable_cookie_when_the_page_uses_the_token() -> None:
+    response = await AsyncClient(enforce_csrf_checks=True).get("/sec/async-token-only")
     assert COOKIE in response.cookies
     assert not response.cookies[COOKIE]["httponly"]
+    assert response.json()["token"] == response.cookies[COOKIE].value
+
+
+async def test_async_chain_sets_no_cookie_for_a_page_that_does_not_use_the_token() -> None:
+    response = await AsyncClient(enforce_csrf_checks=True).get("/sec/async-plain")
+    assert response.status_code == 200
+    assert COOKIE not in response.cookies
 
 
 async def test_async_chain_refuses_token_of_another_session(aclient: AsyncClient) -> None:

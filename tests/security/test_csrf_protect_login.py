@@ -180,7 +180,7 @@ async def test_marked_async_view_in_an_async_chain_refuses_a_forged_login() -> N
     )
     assert forged.status_code == 403
     assert forged.json()["code"] == "csrf_cookie_missing"
-    assert (await client.get("/sec/async-plain")).status_code == 200
+    assert (await client.get("/sec/async-token-only")).status_code == 200
     token = client.cookies[COOKIE].value
     genuine = await client.post(
         "/sec/async-login-marked", {"email": "alice@example.com", "_token": token}

@@ -185,7 +185,7 @@ def test_trusted_origins_follow_override_settings(session_client: Client) -> Non
 def tls_client(csrf_client: Client) -> Client:
     """Like ``session_client``, with its cookies obtained over HTTPS."""
     anonymous_session_cookie(csrf_client)
-    assert csrf_client.get("/sec/echo", secure=True).status_code == 200
+    assert csrf_client.get("/sec/token-only", secure=True).status_code == 200
     return csrf_client
 
 

@@ -17,6 +17,7 @@ urlpatterns = [
     re_path(r"^sec/other/(?P<rest>.*)$", views.echo),
     path("sec/token", views.token),
     path("sec/token-only", views.token_only),
+    path("sec/async-token-only", views.async_token_only),
     path("sec/plain", views.plain),
     path("sec/async-plain", views.async_plain),
     path("sec/own-headers", views.own_headers),

@@ -46,6 +46,11 @@ def token_only(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"token": csrf_token(request)})
 
 
+async def async_token_only(request: HttpRequest) -> JsonResponse:
+    """csrf_token() in an async view."""
+    return JsonResponse({"token": csrf_token(request)})
+
+
 def plain(request: HttpRequest) -> HttpResponse:
     return HttpResponse("plain", content_type="text/plain")
 

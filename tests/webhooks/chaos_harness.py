@@ -37,10 +37,12 @@ import tempfile
 import threading
 import time
 from collections import Counter, defaultdict
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
+
+from tests.peer_server import PeerServer
 
 REPO = Path(__file__).resolve().parents[2]
 SETTINGS = "tests.webhooks.worker_settings"
@@ -58,13 +60,6 @@ def say(message: str) -> None:
 
 
 # -- flaky receiver ---------------------------------------------------------------------------
-class QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A worker killed mid-request resets its connection: expected here."""
-
-
 class FlakyReceiver:
     """Answers 500 with probability ``fail``, stalls past the client's read timeout with
     probability ``stall``, else 200 (always 500 on ``DEAD_PATH``); records (path, X-Webhook-Id, signatures ok, status)."""
@@ -76,7 +71,7 @@ class FlakyReceiver:
         self.hits: list[dict[str, Any]] = []
         self.truncated = 0
         self.lock = threading.Lock()
-        self.server = QuietServer(("127.0.0.1", 0), self._handler())
+        self.server = PeerServer(("127.0.0.1", 0), self._handler())
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     @property

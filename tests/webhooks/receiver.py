@@ -7,8 +7,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.peer_server import PeerServer
 
 
 @dataclass
@@ -28,7 +30,7 @@ class Receiver:
     """``url`` to post to; ``hits`` received; ``respond(hit_index) -> (status, headers,
     body)`` decides each answer (default 200); ``delay`` seconds before answering."""
 
-    server: ThreadingHTTPServer
+    server: PeerServer
     hits: list[Hit] = field(default_factory=list)
     respond: Callable[[int], tuple[int, dict[str, str], bytes]] = lambda n: (200, {}, b"ok")
     delay: float = 0.0
@@ -93,13 +95,7 @@ def start_receiver() -> Receiver:
 
         do_POST = do_GET = do_PUT = _handle
 
-    class Server(ThreadingHTTPServer):
-        # A batch opens several connections at once, as to any production receiver
-        # (whose listen backlog is in the hundreds); Python's default of 5 drops SYNs.
-        request_queue_size = 128
-
-    server = Server(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
+    server = PeerServer(("127.0.0.1", 0), Handler)
     receiver = Receiver(server=server)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return receiver

@@ -23,13 +23,14 @@ from django.test import Client
 
 from appframework_webhooks import WebhookDelivery, WebhookEndpoint
 from appframework_webhooks import tasks as webhook_tasks
-from appframework_webhooks.manager import (
-    WORKER_PUBLISH_RETRY,
+from appframework_webhooks.manager import serialize
+from appframework_webhooks.schedule import WORKER_PUBLISH_RETRY, publish_window
+from appframework_webhooks.tasks import (
+    DeliverWebhookBatchJob,
+    DeliverWebhookJob,
+    FanOutWebhookJob,
     publish_jobs,
-    publish_window,
-    serialize,
 )
-from appframework_webhooks.tasks import DeliverWebhookBatchJob, DeliverWebhookJob, FanOutWebhookJob
 
 from .receiver import Receiver
 
@@ -186,7 +187,7 @@ def test_a_job_whose_time_runs_out_waiting_for_the_broker_goes_back(
 
 def test_the_time_limits_leave_room_for_the_slowest_batch_and_the_wait_for_the_broker() -> None:
     from appframework.conf import app_settings
-    from appframework_webhooks.tasks import time_limits
+    from appframework_webhooks.schedule import time_limits
 
     conf = app_settings.WEBHOOKS
     soft, hard = time_limits()

@@ -12,12 +12,13 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
 
 from appframework_webhooks.delivery import AttemptResult, deliver_once
+from tests.peer_server import PeerServer
 
 from .conftest import webhook_settings
 from .receiver import Receiver, running_receiver
@@ -132,7 +133,7 @@ def dripping_redirect() -> Iterator[str]:
             except OSError:
                 pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = PeerServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:

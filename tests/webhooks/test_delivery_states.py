@@ -26,12 +26,13 @@ from django.db import transaction
 from appframework_webhooks import (
     WebhookDelivery,
     WebhookEndpoint,
+    schedule,
     verify_signature,
     verify_webhook,
 )
 from appframework_webhooks import tasks as webhook_tasks
 from appframework_webhooks.manager import WebhookManager
-from appframework_webhooks.tasks import backoff
+from appframework_webhooks.schedule import backoff
 
 from .conftest import webhook_settings
 from .receiver import Receiver
@@ -542,15 +543,15 @@ def test_backoff_is_base_times_two_to_the_retry_capped(
         bounds.append((low, high))
         return 1.0
 
-    monkeypatch.setattr(webhook_tasks.random, "uniform", middle)
+    monkeypatch.setattr(schedule.random, "uniform", middle)
     assert backoff(retries) == pytest.approx(expected)
     assert bounds == [(0.8, 1.2)]
 
 
 def test_backoff_jitter_is_within_twenty_percent(monkeypatch: Any) -> None:
-    monkeypatch.setattr(webhook_tasks.random, "uniform", lambda low, high: low)
+    monkeypatch.setattr(schedule.random, "uniform", lambda low, high: low)
     assert backoff(2) == pytest.approx(40.0 * 0.8)
-    monkeypatch.setattr(webhook_tasks.random, "uniform", lambda low, high: high)
+    monkeypatch.setattr(schedule.random, "uniform", lambda low, high: high)
     assert backoff(2) == pytest.approx(40.0 * 1.2)
     assert backoff(50) == pytest.approx(600.0 * 1.2)
 

@@ -32,8 +32,10 @@ from appframework_tenancy import as_tenant, current_tenant_id
 from appframework_webhooks import WebhookDelivery, WebhookEndpoint, verify_signature
 from appframework_webhooks import tasks as webhook_tasks
 from appframework_webhooks.delivery import AttemptResult, webhook_headers
-from appframework_webhooks.manager import FAN_OUT_THRESHOLD, WebhookManager
+from appframework_webhooks.manager import WebhookManager
 from appframework_webhooks.signing import sign, sign_v2
+from appframework_webhooks.tasks import FAN_OUT_THRESHOLD
+from appframework_webhooks.transport import close_pooled_connections
 from testproject.blog import views as demo_views
 from testproject.blog.models import ReceivedWebhook, User
 from tests.conftest import login_client
@@ -109,7 +111,12 @@ def demo_endpoint_on_live_server(live_server: Any) -> Iterator[WebhookEndpoint]:
         ),
     ):
         call_command("seed_demo", stdout=StringIO())
-        yield WebhookEndpoint.objects.get(event=EVENT)
+        try:
+            yield WebhookEndpoint.objects.get(event=EVENT)
+        finally:
+            # A kept-alive connection would hold a server thread open until the process
+            # exits, when it would close the shared test database from the wrong thread.
+            close_pooled_connections()
 
 
 # -- signup → delivery → the demo's receiver → /webhooks --------------------------------------

@@ -39,7 +39,8 @@ from appframework_webhooks import (
 )
 from appframework_webhooks import manager as manager_module
 from appframework_webhooks import tasks as webhook_tasks
-from appframework_webhooks.manager import FAN_OUT_THRESHOLD, WebhookManager, publish_jobs
+from appframework_webhooks.manager import WebhookManager
+from appframework_webhooks.tasks import FAN_OUT_THRESHOLD, publish_jobs
 
 from .conftest import webhook_settings
 from .receiver import Receiver
@@ -531,7 +532,7 @@ def test_a_queuing_failure_is_logged_reported_not_raised_and_others_still_delive
 
     assert len(queue_failures) == 1
     report = queue_failures[0]
-    assert report["sender"] is WebhookManager
+    assert report["sender"] is webhook_tasks.DeliverWebhookJob
     assert report["endpoint_id"] == broken.pk
     assert report["event"] == "order.paid"
     assert report["delivery_id"] in ids

@@ -13,8 +13,8 @@ import pytest
 from celery.fixups.django import DjangoWorkerFixup
 from django.db import DatabaseError, connections, transaction
 
-from appframework_webhooks import _connection
-from appframework_webhooks._connection import close_kept_connections, kept_connection
+from appframework_webhooks import connection as kept
+from appframework_webhooks.connection import close_kept_connections, kept_connection
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -114,7 +114,7 @@ def test_a_connection_idle_too_long_is_checked_and_replaced_when_unusable(
         return False
 
     monkeypatch.setattr(wrapper, "is_usable", is_usable)
-    monkeypatch.setattr(_connection, "IDLE_CHECK", 0.0)
+    monkeypatch.setattr(kept, "IDLE_CHECK", 0.0)
     closes = _count_closes(monkeypatch, wrapper)
     time.sleep(0.01)
     with kept_connection("default") as again:

@@ -13,7 +13,7 @@ import json
 import socket
 import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
@@ -31,6 +31,7 @@ from appframework_webhooks import (
 from appframework_webhooks.admin import WebhookEndpointForm
 from appframework_webhooks.manager import WebhookManager
 from appframework_webhooks.ssrf import is_public_address
+from tests.peer_server import PeerServer
 
 from .conftest import webhook_settings
 from .receiver import Receiver, running_receiver
@@ -461,7 +462,7 @@ class Decoy:
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
-        self.server = ThreadingHTTPServer(("127.0.0.2", port), Handler)
+        self.server = PeerServer(("127.0.0.2", port), Handler)
         self.server.daemon_threads = True
         threading.Thread(
             target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True

@@ -11,7 +11,7 @@ import ssl
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +21,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from appframework_webhooks import _http
+from appframework_webhooks import transport
 from appframework_webhooks.delivery import deliver_once, error_code
+from tests.peer_server import PeerServer
 
 BODY = b'{"event":"order.paid","data":{"id":1}}'
 _real_getaddrinfo = socket.getaddrinfo
@@ -89,9 +90,7 @@ def _serve(tmp: Path, name: str) -> Iterator[TlsReceiver]:
             self.end_headers()
             self.wfile.write(b"ok")
 
-    class Server(ThreadingHTTPServer):
-        daemon_threads = True
-
+    class Server(PeerServer):
         def get_request(self) -> tuple[Any, Any]:
             sock, address = super().get_request()
             return context.wrap_socket(sock, server_side=True), address
@@ -133,15 +132,15 @@ def resolves_to_loopback(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 @pytest.fixture
 def fresh_pools(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """This thread's pools made again (they hold the trust store they were made with)."""
-    monkeypatch.delattr(_http._local, "manager", raising=False)
+    monkeypatch.delattr(transport._local, "manager", raising=False)
     yield
-    if hasattr(_http._local, "manager"):
-        _http._local.manager.clear()
-        del _http._local.manager
+    if hasattr(transport._local, "manager"):
+        transport._local.manager.clear()
+        del transport._local.manager
 
 
 def _trust(monkeypatch: pytest.MonkeyPatch, cert: Path) -> None:
-    monkeypatch.setattr(_http, "_ca_bundle", lambda: str(cert))
+    monkeypatch.setattr(transport, "_ca_bundle", lambda: str(cert))
 
 
 def test_https_goes_to_the_checked_address_with_the_urls_name_for_sni_and_host(

@@ -1,14 +1,26 @@
-"""DRF authentication classes over the suite's bearer tokens and sessions."""
+"""DRF authentication classes over the suite's bearer tokens and sessions.
+
+Import them from here: ``appframework.contrib.drf.SessionAuthentication`` is a subclass of
+``rest_framework.authentication.SessionAuthentication`` of the same name, with the suite's
+CSRF rules (docs/drf.md).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
 from ...auth.sessions import current_user_sync
-from ...auth.tokens import _unauthorized, bearer_token, current_api_user_sync
+from ...auth.tokens import (
+    ApiToken,
+    bearer_token,
+    bearer_unauthorized,
+    current_api_token_sync,
+    token_manager,
+)
 from ...http import has_authorization
 from ...security.csrf import session_csrf_failure
 
@@ -17,26 +29,70 @@ __all__ = ["BearerTokenAuthentication", "SessionAuthentication"]
 
 class BearerTokenAuthentication(authentication.BaseAuthentication):
     """``Authorization: Bearer <token>`` with the suite's API tokens (expiry, revocation,
-    password change and "log out everywhere" included). ``request.auth`` is the token.
+    password change and "log out everywhere" included), in the shape of DRF's
+    ``TokenAuthentication``: ``keyword`` names the scheme (``"Bearer"``; a subclass may
+    change it), ``request.user`` is the token's user and ``request.auth`` the verified
+    token (:class:`~appframework.auth.tokens.ApiToken`: ``key``, ``token_id``,
+    ``created``, ``expires``; ``str()`` gives the key).
 
-    A request without a bearer token is left to the next class (DRF's ``Token`` scheme,
-    a session...); a bad, expired or revoked token is a 401 with
-    ``WWW-Authenticate: Bearer error="invalid_token"``. Its ``authenticate_header``
-    makes DRF answer 401, not 403, to anonymous requests when it is listed first.
+    A request with another scheme, or none, is left to the next class. A header with
+    this scheme and no token, or a token with spaces, is a 401 as in DRF; a bad,
+    expired or revoked token is a 401 with ``WWW-Authenticate: Bearer
+    error="invalid_token"``. Its ``authenticate_header`` makes DRF answer 401, not 403,
+    to anonymous requests when it is listed first.
     """
 
-    def authenticate(self, request: Request) -> tuple[Any, str] | None:
-        token = bearer_token(request._request)
-        if token is None:
+    keyword = "Bearer"
+
+    def authenticate(self, request: Request) -> tuple[Any, ApiToken] | None:
+        parts = authentication.get_authorization_header(request).split()
+        if not parts or parts[0].lower() != self.keyword.lower().encode():
             return None
-        user = current_api_user_sync(request._request)
-        if user is None:
-            error = _unauthorized(request._request)
-            raise exceptions.AuthenticationFailed(error.detail, code=error.code)
-        return user, token
+        if len(parts) == 1:
+            raise exceptions.AuthenticationFailed(
+                _("Invalid token header. No credentials provided."), code="invalid_token"
+            )
+        if len(parts) > 2:
+            raise exceptions.AuthenticationFailed(
+                _("Invalid token header. Token string should not contain spaces."),
+                code="invalid_token",
+            )
+        try:
+            key = parts[1].decode()
+        except UnicodeError:
+            raise exceptions.AuthenticationFailed(
+                _("Invalid token header. Token string should not contain invalid characters."),
+                code="invalid_token",
+            ) from None
+        django_request = request._request
+        if bearer_token(django_request) == key:
+            # The middleware (a tenant resolver, say) may have verified it already.
+            verified = current_api_token_sync(django_request)
+            if verified is None:
+                raise self._failed(django_request)
+            return verified.user, verified
+        return self.authenticate_credentials(key)
+
+    def authenticate_credentials(self, key: str) -> tuple[Any, ApiToken]:
+        """The user and the verified token for ``key``; 401 ``invalid_token`` otherwise."""
+        verified = token_manager().authenticate_sync(key)
+        if verified is None:
+            raise exceptions.AuthenticationFailed(
+                _("The bearer token is missing, malformed, expired or revoked."),
+                code="invalid_token",
+            )
+        return verified.user, verified
+
+    @staticmethod
+    def _failed(request: Any) -> exceptions.AuthenticationFailed:
+        error = bearer_unauthorized(request)
+        return exceptions.AuthenticationFailed(error.detail, code=error.code)
 
     def authenticate_header(self, request: Request) -> str:
-        return _unauthorized(request._request).www_authenticate or "Bearer"
+        # RFC 6750: a request that sent a credential learns it was the token at fault.
+        if has_authorization(request._request):
+            return f'{self.keyword} error="invalid_token"'
+        return self.keyword
 
 
 class SessionAuthentication(authentication.SessionAuthentication):

@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import set_rollback
 
+from ...errors import app_error
 from ...exceptions import (
     AppFrameworkError,
     BadRequestException,
@@ -17,8 +18,7 @@ from ...exceptions import (
     UnauthorizedException,
 )
 from ...http import PROBLEM_JSON
-from ...middleware import app_error
-from .._problems import field_errors, flatten, problem, status_error
+from ..problems import field_errors, flatten, problem, status_error
 
 __all__ = ["exception_handler", "suite_error"]
 
@@ -38,9 +38,12 @@ def suite_error(exc: BaseException) -> tuple[AppFrameworkError | None, dict[str,
         # 400, as DRF answers invalid input; the fields are in ``errors``.
         return BadRequestException(_("The submitted data is not valid."), code="invalid"), errors
     if isinstance(exc, drf.NotAuthenticated | drf.AuthenticationFailed):
-        # 401 even when the first authentication class names no scheme (DRF would
-        # answer 403 then): "who are you?" and "you may not" stay distinguishable.
         challenge = getattr(exc, "auth_header", None)
+        if not challenge:
+            # DRF's rule: a 401 must name a scheme in WWW-Authenticate (RFC 9110); when
+            # the first authentication class names none (a session), the answer is 403.
+            # The code still says "not authenticated", not "not allowed".
+            return status_error(403, exc.detail, _code(exc)), None
         return UnauthorizedException(exc.detail, code=_code(exc), www_authenticate=challenge), None
     if isinstance(exc, drf.Throttled):
         return TooManyRequestsException(exc.detail, code="throttled", retry_after=exc.wait), None

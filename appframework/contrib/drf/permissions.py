@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
-from ...authorization.guard import _denied, _gate
+from ...authorization.guard import ability_denied, bound_gate
 
 __all__ = ["GatePermission"]
 
@@ -105,7 +105,7 @@ class GatePermission(BasePermission):
         return bool(lookup and lookup in getattr(view, "kwargs", {}))
 
     def _allows(self, user: Any, ability: str, args: tuple[Any, ...]) -> bool:
-        allowed = _gate().allows_sync(user, ability, *args)
+        allowed = bound_gate().allows_sync(user, ability, *args)
         if not allowed:
-            self.message = _denied(ability).detail
+            self.message = ability_denied(ability).detail
         return allowed

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..._lazy import lazy_exports
+from ...lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from .errors import install_exception_handlers

@@ -9,7 +9,8 @@ from django.utils.translation import gettext_lazy as _
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, Throttled, ValidationError
 
-from ...auth.tokens import _unauthorized
+from ...auth.tokens import bearer_unauthorized
+from ...errors import app_error
 from ...exceptions import (
     AppFrameworkError,
     BadRequestException,
@@ -23,8 +24,7 @@ from ...exceptions import (
     ValidationException,
 )
 from ...http import has_authorization
-from ...middleware import app_error
-from .._problems import field_errors, problem_http_response, status_error
+from ..problems import field_errors, problem_http_response, status_error
 from .security import BEARER_EXPECTED
 
 __all__ = ["install_exception_handlers"]
@@ -54,7 +54,7 @@ def _not_authenticated(request: HttpRequest) -> UnauthorizedException:
     if not getattr(request, BEARER_EXPECTED, False):
         return UnauthorizedException()
     if has_authorization(request):
-        return _unauthorized(request)
+        return bearer_unauthorized(request)
     # Other auths (a session) may have been possible too: no "a token is required".
     return UnauthorizedException(www_authenticate="Bearer")
 

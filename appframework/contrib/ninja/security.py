@@ -9,7 +9,7 @@ from django.http import HttpRequest
 from ninja.security import APIKeyCookie, HttpBearer
 
 from ...auth.sessions import current_user_sync
-from ...auth.tokens import _unauthorized, bearer_token, current_api_user_sync
+from ...auth.tokens import bearer_token, bearer_unauthorized, current_api_user_sync
 from ...http import has_authorization
 from ...security.csrf import session_csrf_failure
 
@@ -63,5 +63,5 @@ class BearerAuth(HttpBearer):
     def authenticate(self, request: HttpRequest, token: str) -> Any | None:
         user = current_api_user_sync(request)
         if user is None:
-            raise _unauthorized(request)
+            raise bearer_unauthorized(request)
         return user

@@ -11,9 +11,9 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 
+from ..errors import response_for_error
 from ..exceptions import AppFrameworkError
 from ..http import PROBLEM_JSON, problem_document
-from ..middleware import response_for_error
 
 __all__ = ["field_errors", "flatten", "problem", "problem_http_response", "status_error"]
 

@@ -21,9 +21,9 @@ import urllib3
 from urllib3 import exceptions as u3
 from urllib3.util import Timeout, parse_url
 
-from .ssrf import _normalise_host, _parts, check_host
+from .ssrf import check_host, normalise_host, url_parts
 
-__all__ = ["Answer", "SendError", "post"]
+__all__ = ["Answer", "SendError", "close_pooled_connections", "post"]
 
 #: Pools (one kept connection each) per thread; the least recently used is closed.
 POOLS_PER_THREAD = 32
@@ -69,6 +69,14 @@ def _manager() -> urllib3.PoolManager:
             ca_certs=_ca_bundle(),
         )
     return manager
+
+
+def close_pooled_connections() -> None:
+    """Close the connections this thread keeps alive to receivers (a thread or a test
+    that is done sending); the next delivery opens new ones."""
+    manager: urllib3.PoolManager | None = getattr(_local, "manager", None)
+    if manager is not None:
+        manager.clear()
 
 
 def _host_header(host: str, port: int, scheme: str) -> str:
@@ -125,9 +133,9 @@ def post(
 ) -> Answer:
     """POST ``body`` to the address ``url``'s host resolves to once checked; never follow
     a redirect. Raises :class:`SendError`, or ``UnsafeWebhookUrlError`` from the guard."""
-    scheme, host, port = _parts(url)  # refused before any lookup or connection
+    scheme, host, port = url_parts(url)  # refused before any lookup or connection
     address = check_host(host, port)
-    name = _normalise_host(host)
+    name = normalise_host(host)
     pool_kwargs = {"server_hostname": name, "assert_hostname": name} if scheme == "https" else {}
     headers = {**headers, "Host": _host_header(name, port, scheme)}
     try:

@@ -3,7 +3,7 @@
 A pooled ``requests.Session`` per thread keeps connections alive, but it also keeps a
 cookie jar: whatever one peer (an identity provider) sets would be sent to every other
 peer that thread talks to afterwards. (Webhook deliveries use no session at all: their
-client, ``appframework_webhooks._http``, has no cookie jar.)
+client, ``appframework_webhooks.transport``, has no cookie jar.)
 """
 
 from __future__ import annotations
