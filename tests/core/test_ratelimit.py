@@ -7,7 +7,6 @@ cache); Redis being unreachable skips them locally and fails them on CI.
 
 from __future__ import annotations
 
-import os
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -21,8 +20,9 @@ from django.test import override_settings
 
 from appframework.ratelimit import RateLimiter, RateLimitResult
 from tests.conftest import skip_or_fail_on_ci
+from tests.services import redis_url
 
-REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+REDIS_URL = redis_url(0)
 REDIS_ALIAS = "redis"
 
 # A moment aligned to every window used here (60 s, 300 s, 3600 s).

@@ -13,7 +13,6 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from django.conf import settings
@@ -26,6 +25,7 @@ from testproject.blog.models import User
 from testproject.local_idp.saml_idp import SigningIdp
 from tests.conftest import skip_or_fail_on_ci
 from tests.saml import idp_tools
+from tests.services import redis_url
 
 from .conftest import (
     ALICE,
@@ -39,14 +39,7 @@ from .conftest import (
     start_login,
 )
 
-
-def _db_12(url: str) -> str:
-    """The server ``url`` names, database 12 (other suites flush their own databases)."""
-    parts = urlsplit(url)
-    return urlunsplit((parts.scheme, parts.netloc, "/12", parts.query, ""))
-
-
-REDIS_URL = _db_12(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/12"))
+REDIS_URL = redis_url(12)
 REPO = Path(__file__).resolve().parents[2]
 
 

@@ -43,6 +43,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from tests.peer_server import PeerServer
+from tests.services import redis_url
 
 REPO = Path(__file__).resolve().parents[2]
 SETTINGS = "tests.webhooks.worker_settings"
@@ -573,7 +574,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-attempts", type=int, default=5)
     parser.add_argument("--grace", type=float, default=1.0)
     parser.add_argument("--deadline", type=float, default=90.0, help="seconds for the whole run")
-    parser.add_argument("--broker", default="redis://127.0.0.1:6379/13")
+    parser.add_argument("--broker", default=redis_url(13))
     parser.add_argument("--dir", help="working directory (SQLite database, worker log)")
     parser.add_argument(
         "--database-url", help="postgres://... server on which to create a scratch database"

@@ -25,10 +25,11 @@ import pytest
 import redis
 
 from tests.core.test_ratelimit import require_redis
+from tests.services import redis_url
 
 HARNESS = Path(__file__).with_name("chaos_harness.py")
 REPO = HARNESS.parents[2]
-BROKER_URL = "redis://127.0.0.1:6379/13"
+BROKER_URL = redis_url(13)
 
 pytestmark = pytest.mark.postgresql
 MAX_ATTEMPTS = 5

@@ -22,12 +22,13 @@ from appframework_webhooks import WebhookDelivery, WebhookEndpoint, verify_signa
 from appframework_webhooks import tasks as webhook_tasks
 from appframework_webhooks.manager import WebhookManager
 from tests.core.test_ratelimit import require_redis
+from tests.services import redis_url
 
 from .conftest import webhook_settings
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-REDIS_URL = "redis://127.0.0.1:6379/14"
+REDIS_URL = redis_url(14)
 QUEUE = "appframework-webhooks-worker-tests"
 ROUTED_QUEUE = "appframework-webhooks-worker-tests-routed"
 TASK_NAME = "appframework_webhooks.DeliverWebhookJob"
