@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
+from appframework import bounded_json
 from appframework.conf import app_settings
 
 from .execution import aexecute_graphql, execute_graphql, internal_error
@@ -71,8 +72,12 @@ def parse_graphql_request(request: HttpRequest) -> GraphQLRequest:
     charset = (request.content_params or {}).get("charset", "utf-8").lower()
     try:
         text = request.body.decode("utf-8")
-        body = json.loads(text)
-    except (UnicodeDecodeError, ValueError, RecursionError):
+        body = bounded_json.loads(text)
+    except bounded_json.JsonNestingError:
+        raise RequestError(
+            400, f"The request body nests deeper than {bounded_json.MAX_DEPTH} levels."
+        ) from None
+    except (UnicodeDecodeError, ValueError):
         raise RequestError(400, "The request body is not valid JSON.") from None
     except Exception:  # e.g. RequestDataTooBig: still the client's fault
         raise RequestError(400, "The request body could not be read.") from None

@@ -137,6 +137,12 @@ REST_FRAMEWORK = {
         "appframework.contrib.drf.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["appframework.contrib.drf.GatePermission"],
+    # DRF's defaults, the JSON parser bounded on nesting (400 json_too_deep).
+    "DEFAULT_PARSER_CLASSES": [
+        "appframework.contrib.drf.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "EXCEPTION_HANDLER": "appframework.contrib.drf.exception_handler",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 20,

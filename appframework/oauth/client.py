@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from urllib.parse import quote
 import requests
 from django.utils.translation import gettext_lazy as _
 
+from .. import bounded_json
 from ..exceptions import BadGatewayException, ForbiddenException
 from ..outbound import StatelessSession
 
@@ -102,7 +102,9 @@ class ProviderClient:
         if len(body) > MAX_DOCUMENT_BYTES:
             raise self._fail(what, "the answer is too large")
         try:
-            document = json.loads(body) if body else None
+            document = bounded_json.loads(body) if body else None
+        except bounded_json.JsonNestingError:
+            raise self._fail(what, "the answer nests too deeply") from None
         except (ValueError, UnicodeDecodeError):
             document = None
             if 200 <= response.status_code < 300:
@@ -172,8 +174,8 @@ class ProviderClient:
         payload = parts[1]
         try:
             raw = base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))
-            claims = json.loads(raw)
-        except (binascii.Error, ValueError, UnicodeDecodeError):
+            claims = bounded_json.loads(raw)
+        except (binascii.Error, ValueError, UnicodeDecodeError, bounded_json.JsonNestingError):
             raise self._fail("token exchange", "the id_token's claims are not JSON") from None
         if not isinstance(claims, dict):
             raise self._fail("token exchange", "the id_token's claims are not a JSON object")

@@ -51,6 +51,7 @@ from webauthn.helpers.structs import (
     UserVerificationRequirement,
 )
 
+from .. import bounded_json
 from ..conf import app_settings
 from ..exceptions import BadRequestException, ForbiddenException, ValidationException
 from ..one_use import OneUseStore, Refused
@@ -153,19 +154,26 @@ def _malformed() -> BadRequestException:
     )
 
 
-def _as_json(data: Any) -> str | dict[str, Any]:
+def _as_json(data: Any) -> dict[str, Any]:
+    """The credential as a dict, parsed here with the nesting bound (400
+    ``json_too_deep``) rather than by the library, which would recurse without one."""
     if isinstance(data, Mapping):
-        return dict(data)
-    if isinstance(data, bytes):
-        data = data.decode("utf-8", "replace")
-    if not isinstance(data, str) or not data:
+        data = dict(data)
+    elif isinstance(data, str | bytes) and data:
+        try:
+            data = bounded_json.loads(data)
+        except ValueError:
+            raise _malformed() from None
+    if not isinstance(data, dict):
         raise _malformed()
+    if bounded_json.nesting_exceeds(data):
+        raise bounded_json.JsonNestingError()
     return data
 
 
 def _client_data(raw: bytes) -> dict[str, Any]:
     try:
-        client_data = json.loads(raw)
+        client_data = bounded_json.loads(raw)
     except ValueError:
         raise _malformed() from None
     if not isinstance(client_data, dict) or not isinstance(client_data.get("challenge"), str):

@@ -7,7 +7,13 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from ninja import NinjaAPI, Schema, Status
 
-from appframework.contrib.ninja import BearerAuth, SessionAuth, gate, install_exception_handlers
+from appframework.contrib.ninja import (
+    BearerAuth,
+    BoundedParser,
+    SessionAuth,
+    gate,
+    install_exception_handlers,
+)
 
 from .models import Post
 from .posting import create_post
@@ -17,6 +23,7 @@ api = install_exception_handlers(
         title="appframework demo (django-ninja)",
         urls_namespace="ninja-demo",
         auth=[BearerAuth(), SessionAuth()],
+        parser=BoundedParser(),
     )
 )
 

@@ -7,7 +7,6 @@ clients and a small HTML page for browsers.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.contrib import messages
@@ -17,6 +16,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from appframework import bounded_json
 from appframework.auth import (
     TokenManager,
     api_auth_required,
@@ -274,35 +274,17 @@ def signup_view(request: HttpRequest) -> HttpResponse:
     )
 
 
-#: Deeper JSON than any form of this demo needs is refused, whatever the parser of the
-#: running Python would take (older ones stop at their recursion limit, newer ones not).
-MAX_JSON_DEPTH = 32
-
-
-def _too_deep(data: Any) -> bool:
-    stack = [(data, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if depth > MAX_JSON_DEPTH:
-            return True
-        if isinstance(value, dict):
-            stack.extend((item, depth + 1) for item in value.values())
-        elif isinstance(value, list):
-            stack.extend((item, depth + 1) for item in value)
-    return False
-
-
 def _json_object(body: bytes) -> dict[str, Any]:
-    """The JSON object a request body holds; 400 for anything else, nesting too deep
-    included (a RecursionError is no reason for a 500)."""
+    """The JSON object a request body holds; 400 for anything else (``json_too_deep``
+    for nesting deeper than the suite reads)."""
     try:
-        data = json.loads(body or b"{}")
-    except (ValueError, RecursionError):
+        data = bounded_json.loads(body or b"{}")
+    except bounded_json.JsonNestingError:
+        raise
+    except ValueError:
         raise BadRequestException("Body is not valid JSON.") from None
     if not isinstance(data, dict):
         raise BadRequestException("Body must be a JSON object.")
-    if _too_deep(data):
-        raise BadRequestException(f"Body nests deeper than {MAX_JSON_DEPTH} levels.")
     return data
 
 

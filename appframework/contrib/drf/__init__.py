@@ -6,6 +6,7 @@
             "appframework.contrib.drf.SessionAuthentication",
         ],
         "DEFAULT_PERMISSION_CLASSES": ["appframework.contrib.drf.GatePermission"],
+        "DEFAULT_PARSER_CLASSES": ["appframework.contrib.drf.JSONParser", ...],
         "EXCEPTION_HANDLER": "appframework.contrib.drf.exception_handler",
     }
 
@@ -21,6 +22,7 @@ from ...lazy_exports import lazy_exports
 if TYPE_CHECKING:
     from .authentication import BearerTokenAuthentication, SessionAuthentication
     from .exceptions import exception_handler
+    from .parsers import JSONParser
     from .permissions import GatePermission
 
 _EXPORTS = {
@@ -28,11 +30,13 @@ _EXPORTS = {
     "SessionAuthentication": ".authentication",
     "GatePermission": ".permissions",
     "exception_handler": ".exceptions",
+    "JSONParser": ".parsers",
 }
 
 __all__ = [
     "BearerTokenAuthentication",
     "GatePermission",
+    "JSONParser",
     "SessionAuthentication",
     "exception_handler",
 ]

@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import set_rollback
 
+from ...bounded_json import JsonNestingError
 from ...errors import app_error
 from ...exceptions import (
     AppFrameworkError,
@@ -28,9 +29,24 @@ def _code(exc: drf.APIException) -> str:
     return codes if isinstance(codes, str) else str(exc.default_code)
 
 
+def _raised_parsing(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised while DRF parsed the request body (``Request._parse``)."""
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_name == "_parse" and code.co_filename.endswith("rest_framework/request.py"):
+            return True
+        tb = tb.tb_next
+    return False
+
+
 def suite_error(exc: BaseException) -> tuple[AppFrameworkError | None, dict[str, Any] | None]:
     """The suite's error for ``exc`` and, for a ``ValidationError``, its field errors
     (``{field: [{code, message}]}``); ``(None, None)`` for an unexpected exception."""
+    if isinstance(exc, RecursionError) and _raised_parsing(exc):
+        # DRF's stock JSONParser lets the decoder's RecursionError through (it catches
+        # ValueError only): a body nested thousands deep is the client's 400, not a 500.
+        return JsonNestingError(), None
     if isinstance(exc, drf.ValidationError):
         errors = field_errors(
             flatten(exc.get_full_details(), "", api_settings.NON_FIELD_ERRORS_KEY)

@@ -88,6 +88,11 @@ def _on_validation(request: HttpRequest, exc: Any) -> HttpResponse:
 
 
 def _on_http_error(request: HttpRequest, exc: Any) -> HttpResponse:
+    # ninja wraps whatever its parser raised in a 400 HttpError: the suite's own error
+    # underneath (json_too_deep from BoundedParser) keeps its code.
+    cause = exc.__cause__
+    if isinstance(cause, AppFrameworkError):
+        return problem_http_response(request, cause)
     return problem_http_response(request, _http_error(request, exc))
 
 
