@@ -31,7 +31,7 @@ from .exceptions import (
 )
 from .http import problem_response, wants_json
 
-__all__ = ["app_error", "is_outage", "response_for_error"]
+__all__ = ["answer_outage", "app_error", "is_outage", "response_for_error"]
 
 
 def app_error(exception: BaseException, *, log: bool = True) -> AppFrameworkError | None:
@@ -143,3 +143,15 @@ def _login_url(request: HttpRequest) -> str | None:
         return url
     location: str = redirect_to_login(request.get_full_path(), url)["Location"]
     return location
+
+
+def answer_outage(request: HttpRequest, exception: BaseException) -> HttpResponse:
+    """The 503 for a store outage met in a middleware, before any view; any other
+    exception is raised again. Django would answer an exception raised there with its
+    500 page (under ``DEBUG``, the debug page showing the settings), whatever the error
+    handlers say: a middleware that reads a shared store answers the outage itself."""
+    if not is_outage(exception):
+        raise exception
+    error = app_error(exception)
+    assert error is not None  # an outage always maps to ServiceUnavailableException
+    return response_for_error(request, error)

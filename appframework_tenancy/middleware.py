@@ -17,6 +17,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.utils.cache import patch_vary_headers
 
 from appframework.conf import app_settings
+from appframework.errors import answer_outage
 from appframework.middleware_base import HybridMiddleware
 
 from .context import entered_state
@@ -98,14 +99,21 @@ class TenantMiddleware(HybridMiddleware):
     def __call__(self, request: HttpRequest) -> Any:
         if self.is_async:
             return self.__acall__(request)
-        tenant = resolve_tenant(request)
+        try:
+            tenant = resolve_tenant(request)
+        except Exception as exc:
+            # The resolver reads the user (sessions, tokens, their revocations).
+            return answer_outage(request, exc)
         request.tenant_id = tenant  # type: ignore[attr-defined]
         with entered_state(tenant):
             response = self.get_response(request)
         return _keep_tenant(response, tenant)  # type: ignore[arg-type]
 
     async def __acall__(self, request: HttpRequest) -> Any:
-        tenant = await aresolve_tenant(request)
+        try:
+            tenant = await aresolve_tenant(request)
+        except Exception as exc:
+            return answer_outage(request, exc)
         request.tenant_id = tenant  # type: ignore[attr-defined]
         with entered_state(tenant):
             response = await self.get_response(request)  # type: ignore[misc]

@@ -40,6 +40,7 @@ from django.utils.crypto import constant_time_compare
 from django.utils.translation import gettext_lazy as _
 
 from ..conf import AUTO, app_settings, derived_setting
+from ..errors import answer_outage
 from ..exceptions import ForbiddenException
 from ..http import has_authorization, header_meta_key, set_request_user, wants_json
 from ..middleware_base import GetResponse, HybridMiddleware
@@ -174,7 +175,12 @@ class CsrfMiddleware(HybridMiddleware):
     def __call__(self, request: HttpRequest) -> Any:
         if self.is_async:
             return self.__acall__(request)
-        if not self._before(request):
+        try:
+            # Reads the session, and through it the record of ended sessions.
+            before = self._before(request)
+        except Exception as exc:
+            return answer_outage(request, exc)
+        if not before:
             return self.get_response(request)
         response = self.get_response(request)
         self._after(request, response)  # type: ignore[arg-type]
@@ -185,7 +191,11 @@ class CsrfMiddleware(HybridMiddleware):
         # which must not run on the event loop.
         offload = not _session_loads_in_memory(request)
         before = sync_to_async(self._before) if offload else _as_coroutine(self._before)
-        if not await before(request):
+        try:
+            proceed = await before(request)
+        except Exception as exc:
+            return answer_outage(request, exc)
+        if not proceed:
             return await self.get_response(request)  # type: ignore[misc]
         response = await self.get_response(request)  # type: ignore[misc]
         after = sync_to_async(self._after) if offload else _as_coroutine(self._after)

@@ -104,3 +104,46 @@ def test_a_signed_in_request_while_redis_is_down_is_503_not_served_as_signed_in(
     assert response["Retry-After"] == "5"
     assert "outage2@example.com" not in html
     assert "Service Unavailable" in html
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("debug", [True, False], ids=["debug", "no-debug"])
+@pytest.mark.parametrize("credential", ["bearer", "session"])
+@pytest.mark.parametrize("path", ["/api/me", "/api/drf/posts/", "/api/ninja/posts", "/posts"])
+def test_requests_through_the_demos_middleware_during_an_outage_are_503_under_debug_too(
+    user: Any, demo_stack: None, debug: bool, credential: str, path: str
+) -> None:
+    """The tenant resolver and the CSRF middleware read the user before any view runs;
+    an outage there answered by Django would be its 500 (the debug page, settings
+    included, under DEBUG): they answer the 503 themselves."""
+    from appframework.auth import TokenManager
+    from tests.conftest import login_client
+
+    client = Client(raise_request_exception=False)
+    headers = {"HTTP_ACCEPT": "application/json"}
+    if credential == "bearer":
+        headers["HTTP_AUTHORIZATION"] = f"Bearer {TokenManager().issue(user)}"
+    else:
+        login_client(client, user)
+    with override_settings(DEBUG=debug), _redis_down():
+        response = client.get(path, **headers)
+    assert response.status_code == 503, response.content[:200]
+    assert response.json()["code"] == "service_unavailable"
+    assert response["Retry-After"] == "5"
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_an_async_stack_during_an_outage_is_503_under_debug(
+    user: Any, demo_stack: None
+) -> None:
+    from asgiref.sync import sync_to_async
+    from django.test import AsyncClient
+
+    from appframework.auth import TokenManager
+
+    token = await sync_to_async(TokenManager().issue)(user)
+    with override_settings(DEBUG=True), _redis_down():
+        response = await AsyncClient(raise_request_exception=False).get(
+            "/api/me", headers={"Authorization": f"Bearer {token}", "Accept": "application/json"}
+        )
+    assert response.status_code == 503
