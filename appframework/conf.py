@@ -65,6 +65,12 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         # Where single sign-on (OAuth, SAML) sends a user whose TOTP code is awaited: a
         # URL or URL name of the project's code form. None: settings.LOGIN_URL.
         "CHALLENGE_URL": None,
+        # Guessing bound per user on every second-factor try (docs/mfa.md): FREE_TRIES
+        # wrong answers at once, then waits of FIRST_WAIT seconds, doubling, at most
+        # MAX_WAIT, until one succeeds.
+        "FREE_TRIES": 5,
+        "FIRST_WAIT": 60.0,
+        "MAX_WAIT": 4 * 3600.0,
     },
     "PASSKEYS": {
         # The relying-party id: the domain passkeys are bound to (the host or a parent

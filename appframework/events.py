@@ -14,9 +14,19 @@ from __future__ import annotations
 
 from django.dispatch import Signal
 
-__all__ = ["PasskeyAdded", "UserRegistered", "passkey_added", "user_registered"]
+__all__ = [
+    "PasskeyAdded",
+    "UserRegistered",
+    "passkey_added",
+    "second_factor_guessed",
+    "user_registered",
+]
 
 user_registered = Signal()
 UserRegistered = user_registered
 passkey_added = Signal()
 PasskeyAdded = passkey_added
+
+#: The free tries of a user's second factor were used up with wrong answers: someone who
+#: knows the password may be guessing (``user``, ``request``, ``failures``).
+second_factor_guessed = Signal()

@@ -14,7 +14,11 @@ Two algorithms:
   true sliding window at the cost of one more cache read.
 - ``"anchored"``: a window that opens at the key's first hit and closes ``window``
   seconds later, whatever the clock says: "at most ``limit`` tries, then wait until
-  ``window`` seconds have passed since the first" — the two-factor challenge's rule.
+  ``window`` seconds have passed since the first".
+- ``"backoff"``: ``limit`` tries at once, then each further try waits twice as long as
+  the one before (``window`` seconds first, at most ``max_wait``), counted from the
+  key's first try until :meth:`RateLimiter.reset` (a success) — the second factor's
+  rule: it bounds the guesses of a whole month, not of a minute (docs/mfa.md).
 """
 
 from __future__ import annotations
@@ -29,10 +33,26 @@ from typing import Literal
 from asgiref.sync import sync_to_async
 from django.core.cache import BaseCache, caches
 
-__all__ = ["RateLimitResult", "RateLimiter"]
+__all__ = ["BACKOFF_MEMORY", "RateLimitResult", "RateLimiter", "backoff_schedule"]
 
-Algorithm = Literal["fixed", "sliding", "anchored"]
-_ALGORITHMS = ("fixed", "sliding", "anchored")
+Algorithm = Literal["fixed", "sliding", "anchored", "backoff"]
+_ALGORITHMS = ("fixed", "sliding", "anchored", "backoff")
+
+#: How long a backoff streak is remembered without a try (then it starts afresh).
+BACKOFF_MEMORY = 31 * 24 * 3600
+
+
+def backoff_schedule(tries: int, free: int, first_wait: float, max_wait: float) -> float:
+    """Seconds after a streak's first try at which try number ``tries`` is allowed:
+    ``free`` tries at once, then waits of ``first_wait``, twice that, ... each at most
+    ``max_wait``, added up."""
+    extra = tries - free
+    total, wait = 0.0, float(first_wait)
+    while extra > 0 and wait < max_wait:
+        total += wait
+        wait *= 2
+        extra -= 1
+    return total + max(0, extra) * float(max_wait)
 
 
 @dataclass(frozen=True)
@@ -63,20 +83,26 @@ class RateLimiter:
         algorithm: Algorithm = "fixed",
         prefix: str = "appframework:ratelimit",
         clock: Callable[[], float] | None = None,
+        max_wait: float = 4 * 3600.0,
     ) -> None:
         if algorithm not in _ALGORITHMS:
             raise ValueError(
-                f"Unknown rate-limit algorithm {algorithm!r}: 'fixed', 'sliding' or 'anchored'."
+                f"Unknown rate-limit algorithm {algorithm!r}: one of {', '.join(_ALGORITHMS)}."
             )
         self.cache_alias = cache_alias
         self.algorithm = algorithm
         self.prefix = prefix
+        self.max_wait = max_wait
         self._clock: Callable[[], float] = clock or time.time
 
-    def using(self, algorithm: Algorithm) -> RateLimiter:
+    def using(self, algorithm: Algorithm, *, max_wait: float | None = None) -> RateLimiter:
         """This limiter (same cache, prefix and clock) counting with ``algorithm``."""
         return RateLimiter(
-            self.cache_alias, algorithm=algorithm, prefix=self.prefix, clock=self._clock
+            self.cache_alias,
+            algorithm=algorithm,
+            prefix=self.prefix,
+            clock=self._clock,
+            max_wait=self.max_wait if max_wait is None else max_wait,
         )
 
     @property
@@ -177,9 +203,37 @@ class RateLimiter:
         retry_after = 0.0 if allowed else max(0.0, start + window - now)
         return RateLimitResult(allowed, current, limit, retry_after)
 
+    # -- "backoff": free tries, then doubling waits from the streak's first try ---------
+    def _backoff_keys(self, key: str) -> tuple[str, str]:
+        base = self._bucket_key(key, 0, -2)
+        return f"{base}:start", f"{base}:count"
+
+    def _backoff(self, key: str, limit: int, window: float, *, count: bool) -> RateLimitResult:
+        cache = self.cache
+        now = self._clock()
+        start_key, count_key = self._backoff_keys(key)
+        start = cache.get(start_key)
+        if start is None:
+            if not count:
+                return RateLimitResult(True, 1, limit, 0.0)
+            start = now if cache.add(start_key, now, BACKOFF_MEMORY) else cache.get(start_key, now)
+        else:
+            cache.touch(start_key, BACKOFF_MEMORY)
+        # The try's number comes from one atomic increment: of concurrent tries each has
+        # its own place in the schedule, so a burst gets no more through than a queue.
+        if count:
+            tries = self._increment(cache, count_key, BACKOFF_MEMORY)
+        else:
+            tries = int(cache.get(count_key) or 0) + 1
+        opens = float(start) + backoff_schedule(tries, limit, window, self.max_wait)
+        allowed = now >= opens
+        return RateLimitResult(allowed, tries, limit, 0.0 if allowed else opens - now)
+
     def hit(self, key: str, limit: int, window: float) -> RateLimitResult:
         """Count one hit for ``key`` and say whether it is within ``limit`` per ``window``
         seconds."""
+        if self.algorithm == "backoff":
+            return self._backoff(key, limit, window, count=True)
         if self.algorithm == "anchored":
             return self._anchored(key, limit, window, count=True)
         now = self._clock()
@@ -188,6 +242,8 @@ class RateLimiter:
 
     def peek(self, key: str, limit: int, window: float) -> RateLimitResult:
         """Whether one more hit would be allowed, without counting it."""
+        if self.algorithm == "backoff":
+            return self._backoff(key, limit, window, count=False)
         if self.algorithm == "anchored":
             return self._anchored(key, limit, window, count=False)
         now = self._clock()
@@ -196,24 +252,28 @@ class RateLimiter:
 
     def refund(self, key: str, window: float) -> None:
         """Take back one hit of the current window (work that turned out fine)."""
-        if self.algorithm == "anchored":
+        timeout = math.ceil(window) + 1
+        if self.algorithm == "backoff":
+            bucket_key, timeout = self._backoff_keys(key)[1], BACKOFF_MEMORY
+        elif self.algorithm == "anchored":
             bucket_key = self._anchor_keys(key, window)[1]
         else:
             bucket_key = self._bucket_key(key, window, math.floor(self._clock() / window))
         try:
             if int(self.cache.decr(bucket_key)) < 0:
-                self.cache.set(bucket_key, 0, math.ceil(window) + 1)
+                self.cache.set(bucket_key, 0, timeout)
         except ValueError:
             pass  # expired meanwhile: nothing to take back
 
     def reset(self, key: str, window: float) -> None:
-        """Forget ``key``'s counts (the current and the previous window)."""
+        """Forget ``key``'s counts (the current and the previous window, a backoff streak)."""
         bucket = math.floor(self._clock() / window)
         self.cache.delete_many(
             [
                 self._bucket_key(key, window, bucket),
                 self._bucket_key(key, window, bucket - 1),
                 *self._anchor_keys(key, window),
+                *self._backoff_keys(key),
             ]
         )
 

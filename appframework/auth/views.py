@@ -67,11 +67,6 @@ SETUP_TEMPLATE = "appframework/mfa_setup.html"
 #: ``next``, kept in the session because the code form is a page of its own.
 NEXT_SESSION_KEY = "_appframework_login_next"
 
-#: Tries of a code on the setup page (turning it off, new recovery codes) per user: the
-#: same limit as the sign-in code form, so a stolen session cannot guess its way out.
-SETUP_CODE_ATTEMPTS = 5
-SETUP_CODE_WINDOW = 60.0
-
 ExtraContext = Mapping[str, Any] | Callable[[HttpRequest], Mapping[str, Any]] | None
 
 
@@ -225,28 +220,17 @@ def qr_code_svg(uri: str) -> str:
     return svg
 
 
-def _limit_setup_codes(user: Any) -> None:
-    from ..ratelimit import RateLimiter
-
-    limited = container.resolve(RateLimiter).hit(
-        f"mfa-setup:{user.pk}", SETUP_CODE_ATTEMPTS, SETUP_CODE_WINDOW
-    )
-    if not limited.allowed:
-        raise TooManyRequestsException(
-            _("Too many two-factor attempts; try again later."),
-            code="mfa_rate_limited",
-            retry_after=limited.retry_after,
-        )
-
-
 def _require_current_code(user: Any, code: str) -> None:
     from ..mfa.flows import verify_and_consume
+    from .factor_limit import begin_factor_try
 
-    _limit_setup_codes(user)
+    attempt = begin_factor_try(user.pk)
     if not verify_and_consume(user, code):
+        attempt.failed(user=user)
         raise ValidationException(
             _("Enter a current code (or a recovery code)."), code="mfa_invalid_code"
         )
+    attempt.succeeded()
 
 
 @never_cache

@@ -28,8 +28,9 @@ from ..auth.challenge import (
     pending_user_id,
     start_challenge,
 )
+from ..auth.factor_limit import FactorTry, begin_factor_try
 from ..conf import app_settings
-from ..exceptions import TooManyRequestsException, ValidationException
+from ..exceptions import ValidationException
 from .recovery import generate_recovery_codes, hash_recovery_code, recovery_code_matches
 from .totp import generate_secret, matching_counter, provisioning_uri
 
@@ -175,19 +176,6 @@ def verify_and_consume(user: Any, code: Any) -> bool:
 
 
 # -- the login challenge --------------------------------------------------------------
-def _limiter() -> Any | None:
-    """The RateLimiter bound in the container (AuthServiceProvider binds one); without
-    one the challenge is not rate-limited."""
-    from ..container import container
-    from ..ratelimit import RateLimiter
-
-    return container.resolve(RateLimiter) if RateLimiter in container else None
-
-
-def _limit_key(user_id: Any) -> str:
-    return f"mfa-challenge:{user_id}"
-
-
 def complete_challenge(
     request: HttpRequest,
     code: Any = None,
@@ -201,31 +189,24 @@ def complete_challenge(
     ``passkey`` (the answer of ``navigator.credentials.get()`` to this session's
     ``challenge`` options, ``appframework.passkeys``), and return them; None (pending
     state kept for a retry) for a wrong code or no pending challenge. A refused passkey
-    raises ``PasskeyRefused`` (403, its code says why), the pending state kept too. Past
-    ``rate_limit_attempts`` tries in ``rate_limit_window`` seconds per pending user,
-    ``TooManyRequestsException`` (429), even for the right code or passkey."""
+    raises ``PasskeyRefused`` (403, its code says why), the pending state kept too.
+
+    Tries are bounded per user (``appframework.auth.factor_limit``): after
+    ``rate_limit_attempts`` wrong ones, each further try waits twice as long as the one
+    before, ``rate_limit_window`` seconds first, at most ``MFA["MAX_WAIT"]``; a try
+    before its turn is ``TooManyRequestsException`` (429), even for the right code or
+    passkey."""
     from ..auth.sessions import login
 
     pending = pending_challenge(request)
     if pending is None:
         return None
     user_id = pending_uid(pending)
-    limiter = _limiter() if rate_limit else None
-    if limiter is not None:
-        # At most rate_limit_attempts tries, then the wait runs from the first of them:
-        # once rate_limit_window seconds have passed since the tries, a code is taken.
-        limiter = limiter.using("anchored")
-    if limiter is not None:
-        result = limiter.hit(_limit_key(user_id), rate_limit_attempts, rate_limit_window)
-        if not result.allowed:
-            # A try refused unseen is not counted: otherwise anyone who has the password
-            # could keep the owner locked out for ever by trying on while blocked.
-            limiter.refund(_limit_key(user_id), rate_limit_window)
-            raise TooManyRequestsException(
-                _("Too many two-factor attempts; try again later."),
-                code="mfa_rate_limited",
-                retry_after=result.retry_after,
-            )
+    attempt = (
+        begin_factor_try(user_id, free=rate_limit_attempts, first_wait=rate_limit_window)
+        if rate_limit
+        else FactorTry(user_id)
+    )
     user = get_user_model()._base_manager.filter(pk=user_id).first()
     if user is None or not getattr(user, "is_active", True):
         return None
@@ -236,12 +217,16 @@ def complete_challenge(
     if passkey is not None:
         from ..passkeys.ceremonies import CHALLENGE, authenticate
 
-        authenticate(request, passkey, CHALLENGE, user)
+        try:
+            authenticate(request, passkey, CHALLENGE, user)
+        except Exception:
+            attempt.failed(request, user)
+            raise
     elif not verify_and_consume(user, code):
+        attempt.failed(request, user)
         return None
     end_challenge(request)
-    if limiter is not None:
-        limiter.reset(_limit_key(user_id), rate_limit_window)
+    attempt.succeeded()
     login(request, user)
     return user
 
