@@ -223,17 +223,28 @@ def check_demo_secret_key(
     databases: Sequence[str] | None = None,
     **kwargs: Any,
 ) -> list[checks.CheckMessage]:
-    """E007: SECRET_KEY is a published placeholder."""
+    """E007: SECRET_KEY is a published placeholder or a development key."""
     secret = _secret_key()
     if not secret:
         return []  # no key at all is E001's business
-    if secret not in KNOWN_SECRET_KEYS and not secret.startswith(INSECURE_KEY_PREFIX):
+    if secret in KNOWN_SECRET_KEYS:
+        problem = (
+            "SECRET_KEY is a published placeholder: anyone who knows it can forge "
+            "sessions, CSRF tokens and API tokens."
+        )
+    elif secret.startswith(INSECURE_KEY_PREFIX):
+        problem = (
+            f"SECRET_KEY starts with {INSECURE_KEY_PREFIX!r}: it is the development key "
+            "startproject wrote into settings.py, so it lives in the repository and in "
+            "every copy of it; whoever reads it can forge sessions, CSRF tokens and API "
+            "tokens."
+        )
+    else:
         return []
     return [
         check_error(
             "appframework.E007",
-            "SECRET_KEY is a published placeholder: anyone who knows it can forge "
-            "sessions, CSRF tokens and API tokens.",
+            problem,
             "Set APP_SECRET_KEY to a long random value kept out of the repository, e.g. "
             "from django.core.management.utils.get_random_secret_key().",
         )

@@ -239,6 +239,7 @@ AUTHENTICATION_BACKENDS = [
 LOGIN_URL = "appframework:login"
 # Where single sign-on lands without a `next`.
 LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/"  # the tour; unset, the suite's logout goes to LOGIN_URL
 
 # Celery: eager by default (the embedded "inline queue"); a broker URL switches it off.
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "memory://")

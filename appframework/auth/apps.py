@@ -30,6 +30,7 @@ class AuthServiceProvider(AppConfig):
         from .tokens import TokenManager
 
         checks.register(auth_checks.check_backend)
+        checks.register(auth_checks.check_backend_order)
         checks.register(auth_checks.check_user_model)
         checks.register(auth_checks.check_session_engine)
         user_logged_in.connect(_renew_session_nonce, dispatch_uid="appframework.csrf.rotate")

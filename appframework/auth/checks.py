@@ -35,6 +35,45 @@ def check_backend(
     ]
 
 
+def check_backend_order(
+    *,
+    app_configs: Sequence[AppConfig] | None = None,
+    databases: Sequence[str] | None = None,
+    **kwargs: Any,
+) -> list[checks.CheckMessage]:
+    """E009: a password backend on the same users listed before AuthManager."""
+    from django.conf import settings
+    from django.contrib.auth.backends import ModelBackend
+    from django.utils.module_loading import import_string
+
+    from .manager import AuthManager
+
+    earlier: list[str] = []
+    for path in settings.AUTHENTICATION_BACKENDS:
+        try:
+            backend = import_string(path)
+        except ImportError:
+            continue  # Django reports it at first use
+        if isinstance(backend, type) and issubclass(backend, AuthManager):
+            break
+        if isinstance(backend, type) and issubclass(backend, ModelBackend):
+            earlier.append(str(path))
+    else:
+        return []  # no AuthManager at all: E003
+    return [
+        check_error(
+            "appframework.E009",
+            f"{path} is listed before appframework.auth.AuthManager in "
+            "AUTHENTICATION_BACKENDS: Django's authenticate() would sign a user with TOTP "
+            "on or a passkey in with the password alone, past the suite's throttle.",
+            "Put appframework.auth.AuthManager first. A ModelBackend listed after it is "
+            "never asked about passwords; it only keeps signed-in the sessions created "
+            "before the suite was installed (docs/adopting.md).",
+        )
+        for path in earlier
+    ]
+
+
 def check_user_model(
     *,
     app_configs: Sequence[AppConfig] | None = None,

@@ -7,6 +7,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 
 from ..backends import is_active
@@ -105,12 +106,14 @@ class AuthManager(ModelBackend):
         if username is None or password is None:
             return None
         user = self.attempt_sync(username, password, request=request)
-        if user is not None and has_second_factor(user):
-            # Django's authenticate() (the admin's login form, third-party views) would
-            # log the user straight in: a password alone never signs in a user with
-            # TOTP on or a passkey. They sign in through a view that runs the challenge
-            # (appframework.mfa.login_or_challenge); the admin then uses that session.
-            return None
+        if user is None or has_second_factor(user):
+            # The answer on a password is final: Django's authenticate() asks no backend
+            # listed after this one (a ModelBackend kept for older sessions would sign a
+            # user with TOTP on or a passkey in with the password alone), and every
+            # refusal costs the same one hash. A user with a second factor signs in
+            # through a view that runs the challenge (login_or_challenge); the admin
+            # then uses that session.
+            raise PermissionDenied
         return user
 
     def get_user(self, user_id: Any) -> Any | None:

@@ -294,5 +294,6 @@ def logout_view(request: HttpRequest) -> HttpResponse:
     the browser's session is the browser's business. ``everywhere=1`` ends every session
     of the user."""
     logout(request, everywhere=request.POST.get("everywhere") == "1")
-    fallback = resolve_url(settings.LOGOUT_REDIRECT_URL or "/")
+    # Django's LOGOUT_REDIRECT_URL; unset, the login page: a project need not have a "/".
+    fallback = resolve_url(settings.LOGOUT_REDIRECT_URL or settings.LOGIN_URL)
     return HttpResponseRedirect(safe_redirect_url(request, request.POST.get("next"), fallback))

@@ -202,6 +202,36 @@ def test_login_required_redirects_to_the_login_page(db: Any) -> None:
     assert response["Location"] == "/accounts/login/?next=/private/"
 
 
+def test_a_session_signed_in_before_adopting_stays_signed_in(staff: Any, settings: Any) -> None:
+    """Before adopting, Django's LoginView wrote a database session naming ModelBackend;
+    with database sessions kept and ModelBackend listed after the suite's backend, its
+    cookie still works."""
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.contrib.sessions.backends.db import SessionStore
+
+    settings.SESSION_ENGINE = DB_SESSIONS
+    before = SessionStore()
+    before[SESSION_KEY] = str(staff.pk)
+    before[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    before[HASH_SESSION_KEY] = staff.get_session_auth_hash()
+    before.save()
+    client = browser()
+    client.cookies[settings.SESSION_COOKIE_NAME] = before.session_key
+    assert signed_in(client)
+
+
+def test_a_user_with_totp_is_not_signed_in_by_djangos_login_view(
+    staff: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ModelBackend is listed after the suite's; the suite's answer on a password is
+    final, so Django's own LoginView refuses a user with TOTP on."""
+    secret = enroll(staff)["secret"]
+    confirm(staff, pyotp.TOTP(secret).now())
+    client = browser()
+    response = log_in(client, "ada", PASSWORD)
+    assert response.status_code == 200 and not signed_in(client)
+
+
 def test_django_login_and_logout_end_every_copy_of_the_cookie(staff: Any, engine: str) -> None:
     client = browser()
     response = log_in(client, "ada", PASSWORD)

@@ -42,6 +42,9 @@ SILENCED_SYSTEM_CHECKS = ["security.W002"]  # adopting
 AUTHENTICATION_BACKENDS = [  # adopting
     "appframework.auth.AuthManager",
     "appframework.authorization.GateBackend",
+    # Kept, after the suite's: the sessions signed in before adopting name it. It is
+    # never asked about a password (the suite's answer is final).
+    "django.contrib.auth.backends.ModelBackend",
 ]
 
 ROOT_URLCONF = "tests.adoption.project.urls"
