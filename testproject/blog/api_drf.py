@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 
 from .models import Post
-from .posting import MAX_TITLE, create_post
+from .posting import MAX_TITLE, create_post, update_post
 
 
 class PostSerializer(serializers.ModelSerializer[Post]):
@@ -43,6 +43,10 @@ class PostViewSet(viewsets.ModelViewSet[Post]):
         # printable titles): the same function as the /blog form and GraphQL.
         data = serializer.validated_data
         serializer.instance = create_post(self.request.user, data["title"], data.get("body", ""))
+
+    def perform_update(self, serializer: Any) -> None:
+        # PUT and PATCH keep the rules of POST: the same cleaning, the same limits.
+        serializer.instance = update_post(serializer.instance, **serializer.validated_data)
 
     @action(detail=True, methods=["post"])
     def publish(self, request: Request, pk: Any = None) -> Response:
