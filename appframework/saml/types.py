@@ -86,9 +86,9 @@ class SamlProvider:
     ``email_attribute`` / ``name_attribute`` name the attributes carrying the email and
     the display name when the common names are not used.
 
-    Beyond those: ``allow_idp_initiated`` (accept responses no AuthnRequest asked for;
-    they are validated the same way, but nothing binds them to the browser that posts
-    them: login CSRF, hence ``appframework_saml.W004``) and ``want_assertions_signed``
+    Beyond those: ``allow_idp_initiated`` (off by default: accept responses no
+    AuthnRequest asked for; they are validated the same way, but nothing binds them to
+    the browser that posts them: login CSRF, hence ``appframework_saml.W004`` when on) and ``want_assertions_signed``
     (the assertion must carry its own signature too, besides the response's, which is
     always required).
 
@@ -112,7 +112,7 @@ class SamlProvider:
     sp_private_key: str | None = field(default=None, repr=False)
     email_attribute: str | None = None
     name_attribute: str | None = None
-    allow_idp_initiated: bool = True
+    allow_idp_initiated: bool = False
     want_assertions_signed: bool = True
     trust_email: bool = False
     allow_sha1: bool = False

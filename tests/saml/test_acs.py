@@ -9,6 +9,8 @@ exactly its own provider.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.conf import settings
 from django.test import Client
@@ -186,6 +188,23 @@ def test_allow_idp_initiated_false_refuses_an_idp_initiated_response(
     # The same provider still takes a response to a request it made.
     request_id = start_login(browser, next="/posts")
     assert_redirect(post_acs(browser, respond(idp, request_id)), "/posts")
+
+
+def test_a_provider_built_with_the_defaults_refuses_an_idp_initiated_response(
+    idp: SigningIdp, saml_settings: SettingsInstaller, provider_kwargs: dict[str, Any]
+) -> None:
+    """Login CSRF: another site posts a response the attacker got from the IdP, and the
+    visitor is signed in to the attacker's account. Only a provider that asks for
+    IdP-initiated login accepts such a response."""
+    from appframework.saml import saml_provider
+    from appframework.saml.checks import check_idp_initiated
+
+    defaults = {k: v for k, v in provider_kwargs.items() if k != "allow_idp_initiated"}
+    saml_settings(saml_provider(**defaults))
+    browser = Client()
+    assert_problem(post_acs(browser, respond(idp)), 403, "saml_invalid")
+    assert signed_in_user(browser) is None
+    assert check_idp_initiated() == []
 
 
 # -- what the ACS refuses itself ----------------------------------------------------------------

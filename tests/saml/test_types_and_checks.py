@@ -34,12 +34,14 @@ def ids(messages: Messages) -> list[str]:
 def test_a_valid_provider_keeps_its_fields(
     provider_kwargs: dict[str, Any], idp_keys: KeyPair
 ) -> None:
-    provider = SamlProvider(**provider_kwargs)
+    defaults = {k: v for k, v in provider_kwargs.items() if k != "allow_idp_initiated"}
+    provider = SamlProvider(**defaults)
     assert provider.name == "test"
     assert provider.idp_x509_cert == idp_keys.cert_b64  # the body, armour and lines gone
     assert provider.sp_x509_cert is None and provider.sp_private_key is None
     assert provider.signs_requests is False
-    assert provider.allow_idp_initiated is True and provider.want_assertions_signed is True
+    # IdP-initiated login is off unless asked for: nothing binds it to a browser.
+    assert provider.allow_idp_initiated is False and provider.want_assertions_signed is True
     assert provider.trust_email is False and provider.allow_sha1 is False
     assert provider.email_attribute is None and provider.name_attribute is None
     assert "BEGIN" not in repr(provider) and idp_keys.cert_b64[:40] not in repr(provider)
