@@ -8,13 +8,15 @@ rather than exposed to whoever can reach the endpoint.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from graphql import GraphQLError, GraphQLResolveInfo, build_schema
+from graphql import GraphQLResolveInfo, build_schema
 
 from appframework.auth import current_api_user_sync, current_user_sync
 from appframework.authorization import Gate, authorize_sync
 from appframework.container import container
+from appframework.exceptions import NotFoundException
 
 from .models import Post, User
 from .posting import create_post
@@ -71,12 +73,25 @@ def resolve_hello(_: Any, info: GraphQLResolveInfo, name: str | None = None) -> 
     return f"Hello, {name or 'world'}!"
 
 
-def resolve_posts(_: Any, info: GraphQLResolveInfo, limit: int = 20) -> list[Post]:
-    return list(Post.objects.select_related("author")[: max(0, min(limit, MAX_POSTS))])
+#: An id as this schema hands them out: ASCII digits (``str.isdigit`` would also take
+#: Arabic-Indic and superscript digits), short enough for a bigint.
+_ID = re.compile(r"[0-9]{1,18}")
+
+
+def _post_id(value: str) -> int | None:
+    """The post id ``value`` names, or None for anything else."""
+    return int(value) if _ID.fullmatch(value) else None
+
+
+def resolve_posts(_: Any, info: GraphQLResolveInfo, limit: int | None = 20) -> list[Post]:
+    # ``posts(limit: null)`` is valid GraphQL (the argument is nullable): the default.
+    size = 20 if limit is None else max(0, min(limit, MAX_POSTS))
+    return list(Post.objects.select_related("author")[:size])
 
 
 def resolve_post(_: Any, info: GraphQLResolveInfo, id: str) -> Post | None:
-    return Post.objects.select_related("author").filter(pk=id).first() if id.isdigit() else None
+    pk = _post_id(id)
+    return None if pk is None else Post.objects.select_related("author").filter(pk=pk).first()
 
 
 def resolve_me(_: Any, info: GraphQLResolveInfo) -> Any:
@@ -103,9 +118,11 @@ def resolve_create_post(
 
 
 def resolve_delete_post(_: Any, info: GraphQLResolveInfo, id: str) -> bool:
-    post = Post.objects.filter(pk=id).first() if id.isdigit() else None
+    pk = _post_id(id)
+    post = None if pk is None else Post.objects.filter(pk=pk).first()
     if post is None:
-        raise GraphQLError(f"No post with id {id}.")
+        # extensions.code "not_found": a client's mistake, told apart from a failure.
+        raise NotFoundException(f"No post with id {id}.", code="not_found")
     # Raises UnauthorizedException / ForbiddenException: reported with their message and
     # extensions.status 401/403.
     authorize_sync(_request(info), "delete-post", post)
