@@ -77,6 +77,7 @@ def map_oidc_userinfo(userinfo: Mapping[str, Any], provider: str = "") -> OAuthU
         avatar_url=_text(userinfo.get("picture")),
         # Only a JSON true counts: some providers send the string "false".
         email_verified=userinfo.get("email_verified") is True,
+        raw=dict(userinfo),
     )
 
 
@@ -144,6 +145,7 @@ def map_github_userinfo(userinfo: Mapping[str, Any], provider: str = "") -> OAut
         name=_text(userinfo.get("name")) or _text(userinfo.get("login")),
         avatar_url=_text(userinfo.get("avatar_url")),
         email_verified=userinfo.get("email_verified") is True,
+        raw=dict(userinfo),
     )
 
 
@@ -191,6 +193,7 @@ def map_microsoft_userinfo(userinfo: Mapping[str, Any], provider: str = "") -> O
         name=_text(userinfo.get("displayName")),
         avatar_url=None,
         email_verified=False,
+        raw=dict(userinfo),
     )
 
 

@@ -260,9 +260,18 @@ def test_each_builders_map_userinfo_returns_a_user_of_its_provider(
     assert user.provider_user_id
 
 
+@pytest.mark.parametrize(("build", "recording"), MAPPED.values(), ids=MAPPED)
+def test_map_userinfo_called_directly_keeps_the_providers_own_answer_in_raw(
+    build: Callable[[], OAuthProvider], recording: str
+) -> None:
+    document = body(recording)
+    assert build().map_userinfo(document).raw == document
+
+
 # -- mapping each recorded answer -----------------------------------------------------------------
 def test_google_userinfo_maps_to_a_verified_user() -> None:
-    user = map_oidc_userinfo(body("google_userinfo"))
+    document = body("google_userinfo")
+    user = map_oidc_userinfo(document)
 
     assert user == OAuthUser(
         provider="",
@@ -271,6 +280,7 @@ def test_google_userinfo_maps_to_a_verified_user() -> None:
         name="Ada Lovelace",
         avatar_url="https://lh3.googleusercontent.com/a/ACg8ocJ3kT0recordedPictureId=s96-c",
         email_verified=True,
+        raw=document,
     )
 
 
