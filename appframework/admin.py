@@ -79,8 +79,8 @@ class TotpAdminSiteMixin:
     def login(
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
     ) -> HttpResponse:
+        from .auth.admin_forms import AdminLoginForm
         from .auth.challenge import login_or_challenge
-        from .auth.forms import AdminLoginForm
         from .errors import response_for_error
         from .exceptions import TooManyRequestsException
 
@@ -113,8 +113,8 @@ class TotpAdminSiteMixin:
     def mfa_challenge(self, request: HttpRequest) -> HttpResponse:
         """The code form after the admin's password form; a wrong code keeps the pending
         sign-in, past five tries a minute 429."""
+        from .auth.admin_forms import AdminCodeForm
         from .auth.challenge import pending_user_id
-        from .auth.forms import AdminCodeForm
         from .auth.views import challenge_factors
         from .errors import response_for_error
         from .exceptions import AppFrameworkError, TooManyRequestsException

@@ -56,6 +56,36 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "REVOCATION_CACHE": "default",
         # Plain logout() also revokes the API tokens issued from that session.
         "REVOKE_TOKENS_ON_LOGOUT": False,
+        # Import string of the account adapter: what a project overrides of the account
+        # pages and flows (redirects, sign-up, mail, messages; docs/accounts.md).
+        "ADAPTER": "appframework.auth.adapter.AccountAdapter",
+        # Form classes of the account pages by name ("login", "signup", ...): import
+        # strings replacing the suite's (docs/accounts.md lists the names).
+        "FORMS": {},
+        # Seconds a proven factor (password, code, passkey) counts as recent: adding or
+        # removing a factor, tokens, the email or the password need one this fresh.
+        "REAUTHENTICATION_TIMEOUT": 300,
+        # Mail the user when a factor, the password or the email changes (the signals
+        # are sent either way).
+        "SECURITY_NOTIFICATIONS": False,
+        # Sign-up through the suite's page and API (the adapter may close it per request).
+        "SIGNUP": True,
+        # "mandatory" (no sign-in before the address is confirmed, no answer that tells
+        # a taken address from a new one), "optional" or "none".
+        "EMAIL_VERIFICATION": "optional",
+        # Confirm an address with a 6-character code typed in the same browser, instead
+        # of a link.
+        "EMAIL_VERIFICATION_BY_CODE": False,
+        # Seconds a confirmation link, or a code, stays good.
+        "EMAIL_VERIFICATION_LINK_TTL": 3 * 24 * 3600,
+        "EMAIL_CODE_TTL": 15 * 60,
+        # Sign in with a code mailed to the account's address (then the second factor).
+        "LOGIN_BY_CODE": False,
+        # Mails (confirmation, sign-in code, password reset) per address and per client
+        # address within MAIL_WINDOW seconds.
+        "MAIL_ATTEMPTS": 3,
+        "MAIL_ADDRESS_ATTEMPTS": 20,
+        "MAIL_WINDOW": 3600,
     },
     "MFA": {
         # The issuer authenticator apps show next to the account (provisioning URI).
@@ -71,6 +101,11 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "FREE_TRIES": 5,
         "FIRST_WAIT": 60.0,
         "MAX_WAIT": 4 * 3600.0,
+        # Offer "trust this browser" after the second factor: the next sign-ins from it
+        # skip the second step for TRUST_DAYS days (a signed cookie, listed and
+        # revocable with the sessions).
+        "TRUST_BROWSER": False,
+        "TRUST_DAYS": 30,
     },
     "PASSKEYS": {
         # The relying-party id: the domain passkeys are bound to (the host or a parent
@@ -243,6 +278,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 # (section, key) pairs holding dotted paths, imported on first access.
 IMPORT_STRINGS: frozenset[tuple[str, str]] = frozenset(
     {
+        ("AUTH", "ADAPTER"),
         ("AUTH", "CSRF_EXEMPT"),
         ("AUTH", "TOKEN_MANAGER"),
         ("GRAPHQL", "SCHEMA"),

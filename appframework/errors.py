@@ -11,7 +11,11 @@ pages and the API framework adapters all answer through here.
 from __future__ import annotations
 
 import functools
+import json
 import logging
+from collections.abc import Iterable
+from http import HTTPStatus
+from typing import Any
 
 from django.core.exceptions import (
     BadRequest,
@@ -29,9 +33,18 @@ from .exceptions import (
     PayloadTooLargeException,
     ServiceUnavailableException,
 )
-from .http import problem_response, wants_json
+from .http import PROBLEM_JSON, problem_document, problem_response, wants_json
 
-__all__ = ["answer_outage", "app_error", "is_outage", "response_for_error"]
+__all__ = [
+    "answer_outage",
+    "app_error",
+    "field_errors",
+    "is_outage",
+    "problem",
+    "problem_http_response",
+    "response_for_error",
+    "status_error",
+]
 
 
 def app_error(exception: BaseException, *, log: bool = True) -> AppFrameworkError | None:
@@ -155,3 +168,43 @@ def answer_outage(request: HttpRequest, exception: BaseException) -> HttpRespons
     error = app_error(exception)
     assert error is not None  # an outage always maps to ServiceUnavailableException
     return response_for_error(request, error)
+
+
+def status_error(status: int, detail: Any, code: str) -> AppFrameworkError:
+    """A suite error for a status the suite has no class of (406, 409, ...)."""
+    error = AppFrameworkError(detail, code=code)
+    error.status_code = status
+    error.title = HTTPStatus(status).phrase
+    return error
+
+
+def problem(error: AppFrameworkError, errors: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The problem document of ``error``; ``errors`` (field → ``[{code, message}]``) is
+    added for invalid input."""
+    document = problem_document(error.status_code, error.detail, title=error.title, code=error.code)
+    if errors is not None:
+        document["errors"] = errors
+    return document
+
+
+def field_errors(items: Iterable[tuple[str, str, str]]) -> dict[str, list[dict[str, str]]]:
+    """``(field, code, message)`` triples as ``{field: [{"code", "message"}]}``."""
+    errors: dict[str, list[dict[str, str]]] = {}
+    for name, code, message in items:
+        errors.setdefault(name, []).append({"code": code, "message": message})
+    return errors
+
+
+def problem_http_response(
+    request: HttpRequest, error: AppFrameworkError, errors: dict[str, Any] | None = None
+) -> HttpResponse:
+    """The response for ``error``: the suite's one mapping (negotiated on ``Accept``);
+    with field ``errors``, the problem document carrying them."""
+    if errors is None:
+        return response_for_error(request, error)
+    response = HttpResponse(
+        json.dumps(problem(error, errors)), status=error.status_code, content_type=PROBLEM_JSON
+    )
+    for name, value in error.response_headers().items():
+        response[name] = value
+    return response

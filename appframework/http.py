@@ -11,6 +11,7 @@ from django.utils.html import escape
 
 __all__ = [
     "PROBLEM_JSON",
+    "asks_for_json",
     "client_ip",
     "has_authorization",
     "header_meta_key",
@@ -35,12 +36,15 @@ def wants_json(request: HttpRequest) -> bool:
     Browsers send ``text/html`` first, so they keep Django's HTML error pages; curl's
     ``*/*`` and fetch's ``application/json`` get problem details.
     """
-    accept = request.headers.get("Accept", "")
-    if "json" in accept:
-        return True
-    if "json" in request.headers.get("Content-Type", ""):
-        return True
-    return "text/html" not in accept
+    return asks_for_json(request) or "text/html" not in request.headers.get("Accept", "")
+
+
+def asks_for_json(request: HttpRequest) -> bool:
+    """True when the client names JSON (in ``Accept``, or as its body). Form pages answer
+    JSON only then: a plain form post (curl's, a test client's) still gets the page."""
+    return "json" in request.headers.get("Accept", "") or "json" in request.headers.get(
+        "Content-Type", ""
+    )
 
 
 PROBLEM_JSON = "application/problem+json"

@@ -49,7 +49,6 @@ class NoCookieJar(RequestsCookieJar):
         return None
 
 
-
 class StatelessSession(requests.Session):
     """A ``requests.Session`` for keep-alive only: its cookie jar never holds anything."""
 

@@ -70,7 +70,7 @@ def _sign_in(base: str, address: str) -> tuple[Any, str, str]:
     """A session signed in as the editor, its CSRF cookie, and a bearer token."""
     session = _session(address)
     page = session.get(f"{base}/login", timeout=30)
-    token = re.search(r'name="_token" value="([^"]+)"', page.text)
+    token = re.search(r'name="(?:_token|csrfmiddlewaretoken)" value="([^"]+)"', page.text)
     assert token, page.text[:200]
     answer = session.post(
         f"{base}/login",
@@ -81,7 +81,7 @@ def _sign_in(base: str, address: str) -> tuple[Any, str, str]:
     )
     assert answer.status_code == 302, answer.text[:200]
     page = session.get(f"{base}/login", timeout=30)
-    form_token = re.search(r'name="_token" value="([^"]+)"', page.text)
+    form_token = re.search(r'name="(?:_token|csrfmiddlewaretoken)" value="([^"]+)"', page.text)
     assert form_token
     bearer = session.post(
         f"{base}/token",
@@ -151,7 +151,7 @@ def _client(
             elif kind == "login":
                 visitor = _session(address)
                 form = visitor.get(f"{base}/login", timeout=30)
-                token = re.search(r'name="_token" value="([^"]+)"', form.text)
+                token = re.search(r'name="(?:_token|csrfmiddlewaretoken)" value="([^"]+)"', form.text)
                 response = visitor.post(
                     f"{base}/login",
                     data={
@@ -167,7 +167,7 @@ def _client(
                 email = f"load-{run}-{number}-{n}@example.com"
                 visitor = _session(f"198.19.{number}.{n % 250}")
                 form = visitor.get(f"{base}/login", timeout=30)  # its CSRF cookie and token
-                token = re.search(r'name="_token" value="([^"]+)"', form.text)
+                token = re.search(r'name="(?:_token|csrfmiddlewaretoken)" value="([^"]+)"', form.text)
                 response = visitor.post(
                     f"{base}/signup",
                     data={

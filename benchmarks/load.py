@@ -15,7 +15,7 @@ given (then that PostgreSQL database is migrated and seeded: use a scratch one).
 port of 127.0.0.1, polled until it answers.
 
 Login over HTTP as a seeded user (default reader@example.com, a reader of tenant Acme):
-GET /login (the ``csrf_token`` cookie and the form's ``_token``), POST /login, a 302 and
+GET /login (the ``csrf_token`` cookie and the form's ``csrfmiddlewaretoken``), POST /login, a 302 and
 a session cookie; GET /account/mfa with that cookie must then answer 200.
 
 Two scenarios, one after the other, each a wrk run of ``--duration`` seconds (60; 10
@@ -212,10 +212,11 @@ class Session:
 
 
 def _form_token(html: str) -> str:
-    marker = 'name="_token" value="'
+    # The login page renders Django's {% csrf_token %} field.
+    marker = 'name="csrfmiddlewaretoken" value="'
     start = html.find(marker)
     if start < 0:
-        raise SetupError("GET /login: no _token field in the form")
+        raise SetupError("GET /login: no csrfmiddlewaretoken field in the form")
     start += len(marker)
     return html[start : html.index('"', start)]
 
@@ -225,7 +226,9 @@ def log_in(base_url: str, email: str, password: str) -> Session:
     opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar), _NoRedirect)
     with opener.open(base_url + "/login", timeout=10) as response:
         token = _form_token(response.read().decode())
-    form = urllib.parse.urlencode({"_token": token, "email": email, "password": password})
+    form = urllib.parse.urlencode(
+        {"csrfmiddlewaretoken": token, "email": email, "password": password}
+    )
     request = urllib.request.Request(
         base_url + "/login", data=form.encode(), headers={"Origin": base_url}, method="POST"
     )

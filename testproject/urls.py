@@ -5,6 +5,7 @@ from django.urls import include, path
 from rest_framework.routers import DefaultRouter
 
 from appframework.auth import views as account
+from appframework.mfa import views as mfa
 from appframework.passkeys import views as passkeys
 from appframework_graphql.graphiql import asset_urlpatterns
 from testproject.blog import views
@@ -21,17 +22,38 @@ handler404 = "appframework.views.page_not_found"
 handler500 = "appframework.views.server_error"
 
 # The library's account pages (docs/accounts.md) at the demo's own paths, under their
-# URL names (appframework:login ...): the pages the tour and its links always had.
+# URL names (appframework:login ...): the pages the tour and its links always had. A
+# project happy with the library's paths writes path("accounts/", include(...)) instead.
 account_urls = (
     [
-        path("login", account.login_view, {"extra_context": views.login_sso_context}, name="login"),
-        path("login/mfa", account.mfa_challenge_view, name="mfa-challenge"),
-        path("account/mfa", account.mfa_setup_view, name="mfa-setup"),
-        path("logout", account.logout_view, name="logout"),
-        # Passkeys (docs/passkeys.md): the management page, passwordless sign-in, and
+        path(
+            "login",
+            account.LoginView.as_view(extra_context=views.login_sso_context),
+            name="login",
+        ),
+        path("login/mfa", account.ChallengeView.as_view(), name="mfa-challenge"),
+        path("logout", account.LogoutView.as_view(), name="logout"),
+        path("account/confirm", account.ReauthenticateView.as_view(), name="reauthenticate"),
+        # Two-factor authentication (docs/mfa.md): the overview and one page per change.
+        path("account/mfa", mfa.TwoFactorView.as_view(), name="mfa-setup"),
+        path("account/mfa/totp/on", mfa.ActivateTOTPView.as_view(), name="totp-activate"),
+        path("account/mfa/totp/off", mfa.DeactivateTOTPView.as_view(), name="totp-deactivate"),
+        path("account/mfa/recovery-codes", mfa.RecoveryCodesView.as_view(), name="recovery-codes"),
+        # Passkeys (docs/passkeys.md): the list, its changes, passwordless sign-in, and
         # the options every ceremony's script asks for.
-        path("account/passkeys", passkeys.passkeys_view, name="passkeys"),
-        path("login/passkey", passkeys.passkey_login_view, name="passkey-login"),
+        path("account/passkeys", passkeys.PasskeysView.as_view(), name="passkeys"),
+        path("account/passkeys/add", passkeys.AddPasskeyView.as_view(), name="passkey-add"),
+        path(
+            "account/passkeys/<int:pk>/rename",
+            passkeys.RenamePasskeyView.as_view(),
+            name="passkey-rename",
+        ),
+        path(
+            "account/passkeys/<int:pk>/remove",
+            passkeys.RemovePasskeyView.as_view(),
+            name="passkey-remove",
+        ),
+        path("login/passkey", passkeys.PasskeyLoginView.as_view(), name="passkey-login"),
         path("passkeys/options", passkeys.passkey_options_view, name="passkey-options"),
     ],
     "appframework",

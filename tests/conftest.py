@@ -154,6 +154,20 @@ def login_client(client: Client, user: Any) -> Client:
     return client
 
 
+def age_proof(client: Client, seconds: int = 3600) -> None:
+    """Move the session's last proof of a factor ``seconds`` back: the session of a
+    copied cookie, signed in long ago (account changes then ask to confirm it's you)."""
+    from appframework.auth.reauth import AUTHENTICATED_AT_SESSION_KEY
+    from appframework.security.tokens import session_cookie_name
+
+    session = client.session
+    record = dict(session[AUTHENTICATED_AT_SESSION_KEY])
+    record["at"] -= seconds
+    session[AUTHENTICATED_AT_SESSION_KEY] = record
+    session.save()
+    client.cookies[session_cookie_name()] = session.session_key
+
+
 @pytest.fixture
 def demo_stack() -> Iterator[None]:
     """The demo's MIDDLEWARE, TenantMiddleware and its resolver included (the base test

@@ -27,6 +27,7 @@ class AuthServiceProvider(AppConfig):
         from ..ratelimit import RateLimiter
         from . import checks as auth_checks
         from .manager import AuthManager
+        from .notifications import connect_notifications
         from .tokens import TokenManager
 
         checks.register(auth_checks.check_backend)
@@ -34,6 +35,8 @@ class AuthServiceProvider(AppConfig):
         checks.register(auth_checks.check_user_model)
         checks.register(auth_checks.check_session_engine)
         user_logged_in.connect(_renew_session_nonce, dispatch_uid="appframework.csrf.rotate")
+        user_logged_in.connect(_record_sign_in, dispatch_uid="appframework.reauth.sign_in")
+        connect_notifications()
         container.bind(AuthManager, AuthManager())
         # The rate limiter the two-factor challenge (and applications) use. Sliding
         # windows: "5 per 60 s" must not allow 10 tries around a minute boundary.
@@ -54,3 +57,12 @@ def _renew_session_nonce(sender: object, request: object, user: object, **kwargs
 
     if request is not None:
         renew_nonce(request)  # type: ignore[arg-type]
+
+
+def _record_sign_in(sender: object, request: object, user: object, **kwargs: object) -> None:
+    # Signing in proves a factor: the account changes right after need no second proof.
+    from .challenge import authentication_method
+    from .reauth import record_authentication
+
+    if request is not None:
+        record_authentication(request, authentication_method(request))  # type: ignore[arg-type]

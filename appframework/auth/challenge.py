@@ -22,10 +22,12 @@ from ..exceptions import ValidationException
 from .factors import has_second_factor
 
 __all__ = [
+    "METHOD_ATTR",
     "PENDING_SESSION_KEY",
     "alogin_or_challenge",
     "apending_user_id",
     "astart_challenge",
+    "authentication_method",
     "end_challenge",
     "login_or_challenge",
     "pending_challenge",
@@ -35,6 +37,13 @@ __all__ = [
 ]
 
 PENDING_SESSION_KEY = "_appframework_mfa_pending"
+#: Request attribute a sign-in sets before ``login()`` to name the factor it proved.
+METHOD_ATTR = "_appframework_auth_method"
+
+
+def authentication_method(request: HttpRequest) -> str:
+    """The factor the sign-in under way proved (set by the view before ``login``)."""
+    return str(getattr(request, METHOD_ATTR, "password"))
 
 
 def challenge_session(request: HttpRequest) -> Any:

@@ -103,7 +103,10 @@ def check_user_model(
                 obj=model,
             )
         )
-    fields = {"USERNAME_FIELD": username_field_of(model), "PASSWORD_FIELD": password_field_of(model)}
+    fields = {
+        "USERNAME_FIELD": username_field_of(model),
+        "PASSWORD_FIELD": password_field_of(model),
+    }
     for key, name in fields.items():
         try:
             model._meta.get_field(name)

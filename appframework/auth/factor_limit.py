@@ -73,7 +73,7 @@ class FactorTry:
             user = get_user_model()._base_manager.filter(pk=self.user_id).first()
         if user is not None:
             second_factor_guessed.send(
-                sender=type(user), user=user, request=request, failures=int(result.count)
+                sender=user._meta.model, user=user, request=request, failures=int(result.count)
             )
 
 

@@ -1,10 +1,10 @@
-"""The admin's sign-in forms (``appframework.admin.AdminSite``).
+"""The forms of the account pages (docs/accounts.md).
 
-Django's ``AdminAuthenticationForm`` asks ``authenticate()``, which refuses every user
-with TOTP on (a password alone never signs them in): such a user would read "Please
-enter the correct username and password" after typing the right one. These forms check
-the password through the suite's throttled ``AuthManager`` instead, so the view can send
-that user on to the code form.
+Each is a plain Django form; a page takes its form class from
+``APPFRAMEWORK["AUTH"]["FORMS"][name]`` when the project names one (a subclass usually),
+else the one here. Forms that check something (a password, a code) do it in ``clean``
+through the suite's flows, so a swapped form keeps the throttles and the rules; what they
+found is on the form (``form.user``).
 """
 
 from __future__ import annotations
@@ -12,66 +12,214 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
 from django.http import HttpRequest
+from django.utils.module_loading import import_string
+from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy as _
 
-from ..container import container
-from .manager import AuthManager
-from .views import username_field
+from ..conf import app_settings
 
-__all__ = ["AdminCodeForm", "AdminLoginForm"]
+__all__ = [
+    "CodeForm",
+    "EmailForm",
+    "LoginForm",
+    "LogoutForm",
+    "ReauthenticateForm",
+    "SignupForm",
+    "form_class",
+    "username_field",
+]
+
+#: The longest code the code fields take (a recovery code with its dashes is 14).
+CODE_MAX_LENGTH = 64
 
 
-class AdminLoginForm(forms.Form):
-    """The admin's username and password; ``user`` once valid. ``is_valid()`` raises
-    ``TooManyRequestsException`` past the login throttle (the view answers 429)."""
+def form_class(name: str, default: type[forms.Form]) -> type[forms.Form]:
+    """``AUTH["FORMS"][name]`` (an import string or a class), else ``default``."""
+    value = (app_settings.AUTH.FORMS or {}).get(name)
+    if value is None:
+        return default
+    cls = import_string(value) if isinstance(value, str) else value
+    if not (isinstance(cls, type) and issubclass(cls, forms.Form)):
+        from django.core.exceptions import ImproperlyConfigured
 
-    username = forms.CharField(
+        raise ImproperlyConfigured(f"APPFRAMEWORK['AUTH']['FORMS'][{name!r}] is not a form class.")
+    return cls
+
+
+def username_field() -> tuple[str, str, str]:
+    """(field name, label, input type) of the user model's ``USERNAME_FIELD``: the login
+    form asks for what the model signs in with, "Email" for an email model."""
+    model = get_user_model()
+    name = model.USERNAME_FIELD
+    field = model._meta.get_field(name)
+    label = capfirst(str(getattr(field, "verbose_name", name)))
+    kind = "email" if field.get_internal_type() == "EmailField" or name == "email" else "text"
+    return name, label, kind
+
+
+def _login_name_field() -> forms.CharField:
+    _name, label, kind = username_field()
+    widget_class = forms.EmailInput if kind == "email" else forms.TextInput
+    return forms.CharField(
+        label=label,
         max_length=254,
+        widget=widget_class(attrs={"autocomplete": "username", "autocapitalize": "none"}),
+    )
+
+
+def _code_field(label: Any = None) -> forms.CharField:
+    return forms.CharField(
+        label=label or _("Code"),
+        max_length=CODE_MAX_LENGTH,
         widget=forms.TextInput(
-            attrs={"autofocus": True, "autocapitalize": "none", "autocomplete": "username"}
+            attrs={"autocomplete": "one-time-code", "inputmode": "numeric", "spellcheck": "false"}
         ),
     )
+
+
+class RequestForm(forms.Form):
+    """A form that knows its request (and, on account pages, its user)."""
+
+    def __init__(
+        self, *args: Any, request: HttpRequest | None = None, user: Any = None, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.request = request
+        self.user = user
+
+
+class LoginForm(RequestForm):
+    """The login name (the model's ``USERNAME_FIELD``) and the password. Valid when the
+    password is right, through ``AuthManager`` (the login throttle:
+    ``TooManyRequestsException`` past the limit); ``user`` then holds the account."""
+
+    error_messages = {
+        "invalid_login_email": _("Wrong email or password."),
+        "invalid_login": _("Wrong username or password."),
+    }
+
     password = forms.CharField(
         label=_("Password"),
         strip=False,
         widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
     )
 
-    def __init__(self, request: HttpRequest, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.request = request
-        self.user: Any = None
-        self._username_label = username_field()[1]
-        self.fields["username"].label = self._username_label
+        # Named as the model's field (email, username): what browsers and password
+        # managers already filled in for this site.
+        self.login_field, _label, self.login_kind = username_field()
+        self.fields = {self.login_field: _login_name_field(), **self.fields}
 
     def clean(self) -> dict[str, Any]:
-        cleaned: dict[str, Any] = super().clean() or {}
-        username, password = cleaned.get("username"), cleaned.get("password")
-        if username is None or password is None:
-            return cleaned
-        user = container.resolve(AuthManager).attempt_sync(username, password, request=self.request)
-        # Django's own wording and rule: the admin is for active staff only; a right
-        # password for anyone else reads the same as a wrong one.
-        if user is None or not getattr(user, "is_active", True) or not user.is_staff:
-            from django.contrib.admin.forms import AdminAuthenticationForm
+        from ..container import container
+        from .manager import AuthManager
 
-            raise forms.ValidationError(
-                AdminAuthenticationForm.error_messages["invalid_login"],
-                code="invalid_login",
-                params={"username": self._username_label},
-            )
+        cleaned: dict[str, Any] = super().clean() or {}
+        login, password = cleaned.get(self.login_field), cleaned.get("password")
+        if login is None or password is None:
+            return cleaned
+        user = container.resolve(AuthManager).attempt_sync(login, password, request=self.request)
+        if user is None:
+            code = "invalid_login_email" if self.login_kind == "email" else "invalid_login"
+            raise forms.ValidationError(self.error_messages[code], code=code)
         self.user = user
         return cleaned
 
 
-class AdminCodeForm(forms.Form):
-    """The second step on the admin: an authenticator code or a recovery code."""
+class CodeForm(RequestForm):
+    """One code: a TOTP code or a recovery code (the sign-in challenge, TOTP pages), or
+    the code of a mail (email confirmation, sign-in by code)."""
 
-    code = forms.CharField(
-        label=_("Code"),
-        max_length=64,
-        widget=forms.TextInput(
-            attrs={"autofocus": True, "autocomplete": "one-time-code", "inputmode": "numeric"}
-        ),
+    code = _code_field()
+
+
+class ReauthenticateForm(RequestForm):
+    """Proof of one factor of the signed-in user: ``password``, ``code`` (TOTP or a
+    recovery code) or ``credential`` (a passkey's answer). The view checks it; the form
+    only says which was given."""
+
+    password = forms.CharField(
+        label=_("Password"),
+        strip=False,
+        required=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
     )
+    code = _code_field()
+    credential = forms.CharField(required=False, widget=forms.HiddenInput, max_length=65536)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["code"].required = False
+
+    def clean(self) -> dict[str, Any]:
+        cleaned: dict[str, Any] = super().clean() or {}
+        given = [name for name in ("password", "code", "credential") if cleaned.get(name)]
+        if len(given) != 1:
+            raise forms.ValidationError(
+                _("Give your password, a code or your passkey."), code="factor_required"
+            )
+        cleaned["method"] = given[0]
+        return cleaned
+
+
+class SignupForm(RequestForm):
+    """A new account: the email address, the login name when the model's is not the
+    email, and a password Django's ``AUTH_PASSWORD_VALIDATORS`` accept."""
+
+    email = forms.EmailField(
+        label=_("Email address"),
+        max_length=254,
+        widget=forms.EmailInput(attrs={"autocomplete": "email"}),
+    )
+    password = forms.CharField(
+        label=_("Password"),
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        model = get_user_model()
+        name, _label, kind = username_field()
+        if kind != "email" and name != model.get_email_field_name():
+            field = _login_name_field()
+            self.fields = {name: field, **self.fields}
+
+    def clean_email(self) -> str:
+        email = str(self.cleaned_data["email"]).strip()
+        local, _sep, domain = email.rpartition("@")
+        return f"{local}@{domain.lower()}"
+
+    def clean(self) -> dict[str, Any]:
+        cleaned: dict[str, Any] = super().clean() or {}
+        password = cleaned.get("password")
+        if password:
+            from .adapter import get_adapter
+
+            candidate = get_adapter(self.request).new_user(self.request)
+            get_adapter(self.request).populate_user(self.request, candidate, cleaned)
+            try:
+                validate_password(password, candidate)
+            except forms.ValidationError as exc:
+                self.add_error("password", exc)
+        return cleaned
+
+
+class EmailForm(RequestForm):
+    """An email address: a new one for the account, or where to send a code or a link."""
+
+    email = forms.EmailField(
+        label=_("Email address"),
+        max_length=254,
+        widget=forms.EmailInput(attrs={"autocomplete": "email"}),
+    )
+
+
+class LogoutForm(RequestForm):
+    """``everywhere``: end every session and API token of the account, not only this one."""
+
+    everywhere = forms.BooleanField(label=_("Log out everywhere"), required=False)

@@ -67,6 +67,16 @@ class AuthManager(ModelBackend):
         user = self._check_credentials(username, password)
         if user is not None:
             self.throttle.succeeded(ticket)
+        else:
+            from .. import events
+
+            events.login_failed.send(
+                sender=self.user_model,
+                user=None,
+                request=request,
+                username=username,
+                reason="password",
+            )
         return user
 
     def _check_credentials(self, username: str, password: str) -> Any | None:

@@ -43,7 +43,11 @@ def password_field_of(model: type) -> str:
     configured = app_settings.AUTH.PASSWORD_FIELD
     if configured is not AUTO:
         return str(configured)
-    return CONVENTIONAL_PASSWORD_FIELD if _has_field(model, CONVENTIONAL_PASSWORD_FIELD) else "password"
+    return (
+        CONVENTIONAL_PASSWORD_FIELD
+        if _has_field(model, CONVENTIONAL_PASSWORD_FIELD)
+        else "password"
+    )
 
 
 @derived_setting

@@ -24,7 +24,12 @@ def _secret_names() -> frozenset[str]:
     from ..auth.mixins import CONVENTIONAL_PASSWORD_FIELD, password_field_of
 
     return frozenset(
-        {*HIDDEN_FIELDS, "password", CONVENTIONAL_PASSWORD_FIELD, password_field_of(get_user_model())}
+        {
+            *HIDDEN_FIELDS,
+            "password",
+            CONVENTIONAL_PASSWORD_FIELD,
+            password_field_of(get_user_model()),
+        }
     )
 
 

@@ -16,7 +16,9 @@ from django.http import HttpRequest
 from django.utils.crypto import constant_time_compare
 from django.utils.translation import gettext_lazy as _
 
+from .. import events
 from ..auth.challenge import (
+    METHOD_ATTR,
     PENDING_SESSION_KEY,
     alogin_or_challenge,
     apending_user_id,
@@ -36,12 +38,15 @@ from .totp import generate_secret, matching_counter, provisioning_uri
 
 __all__ = [
     "PENDING_SESSION_KEY",
+    "account_name",
     "acomplete_challenge",
     "alogin_or_challenge",
     "apending_user_id",
     "astart_challenge",
     "complete_challenge",
     "confirm",
+    "consume_factor",
+    "default_issuer",
     "disable",
     "enroll",
     "login_or_challenge",
@@ -62,11 +67,13 @@ def _has_last_counter(user: Any) -> bool:
     return True
 
 
-def _issuer() -> str:
+def default_issuer() -> str:
+    """The issuer authenticator apps show: ``MFA["ISSUER"]``."""
     return str(app_settings.MFA.ISSUER or "appframework")
 
 
-def _account_name(user: Any) -> str:
+def account_name(user: Any) -> str:
+    """The account name authenticator apps show: the user's login name."""
     getter = getattr(user, "get_username", None)
     return str(getter() if callable(getter) else user.pk)
 
@@ -90,12 +97,12 @@ def enroll(user: Any, *, issuer: str | None = None) -> dict[str, str]:
     secret = generate_secret()
     _save_mfa(user, None, mfa_secret=secret, mfa_recovery_codes=None)
     return {
-        "uri": provisioning_uri(secret, _account_name(user), issuer or _issuer()),
+        "uri": provisioning_uri(secret, account_name(user), issuer or default_issuer()),
         "secret": secret,
     }
 
 
-def confirm(user: Any, code: Any) -> list[str]:
+def confirm(user: Any, code: Any, request: HttpRequest | None = None) -> list[str]:
     """Turn TOTP on when ``code`` verifies against the pending secret; returns the
     recovery codes in plaintext, the only time they are ever shown (only hashes are
     stored). ``ValidationException`` when nothing is pending or the code is wrong."""
@@ -114,15 +121,19 @@ def confirm(user: Any, code: Any) -> list[str]:
         mfa_enabled=True,
         mfa_recovery_codes=[hash_recovery_code(c) for c in codes],
     )
+    _announce(events.totp_enabled, user, request, router.db_for_write(user._meta.model))
     return codes
 
 
-def disable(user: Any) -> None:
+def disable(user: Any, request: HttpRequest | None = None) -> None:
     """TOTP off: the secret and every recovery code are removed."""
+    was_on = bool(getattr(user, "mfa_enabled", False))
     _save_mfa(user, None, mfa_enabled=False, mfa_secret=None, mfa_recovery_codes=None)
+    if was_on:
+        _announce(events.totp_disabled, user, request, router.db_for_write(user._meta.model))
 
 
-def regenerate_recovery_codes(user: Any) -> list[str]:
+def regenerate_recovery_codes(user: Any, request: HttpRequest | None = None) -> list[str]:
     """Replace every recovery code with ten new ones and return them in plaintext (the
     only time they are shown). Ask for a current code first (``verify_and_consume``):
     whoever holds only the session must not get a fresh way in.
@@ -136,34 +147,47 @@ def regenerate_recovery_codes(user: Any) -> list[str]:
     # Only this column: the consumed TOTP step must stay recorded.
     user.mfa_recovery_codes = hashed
     user.save(update_fields=["mfa_recovery_codes"])
+    db = router.db_for_write(user._meta.model)
+    _announce(events.recovery_codes_generated, user, request, db, count=len(codes))
     return codes
 
 
-def verify_and_consume(user: Any, code: Any) -> bool:
+TOTP = "totp"
+RECOVERY_CODE = "recovery_code"
+
+
+def verify_and_consume(user: Any, code: Any, request: HttpRequest | None = None) -> bool:
     """A live TOTP code or an unused recovery code, spent at most once.
 
     The user row is re-read with ``SELECT ... FOR UPDATE`` inside a transaction: two
     requests spending one recovery code (or one 30-second step) at the same moment are
     serialised, and only the first succeeds (on databases with row locks; SQLite
-    serialises whole writes instead). A used recovery code is removed; with
-    ``mfa_last_counter`` a consumed step, and every earlier one, is refused.
+    serialises whole writes instead). A used recovery code is removed (and
+    ``recovery_code_used`` sent once committed); with ``mfa_last_counter`` a consumed
+    step, and every earlier one, is refused.
     """
+    return consume_factor(user, code, request) is not None
+
+
+def consume_factor(user: Any, code: Any, request: HttpRequest | None = None) -> str | None:
+    """:func:`verify_and_consume` saying which factor the code was: ``"totp"``,
+    ``"recovery_code"``, or None when it was neither."""
     # user._meta.model, not type(user): request.user is a lazy wrapper around the user.
     model = user._meta.model
     db = router.db_for_write(model)
     with transaction.atomic(using=db):
         row = model._base_manager.using(db).select_for_update().filter(pk=user.pk).first()
         if row is None or not row.mfa_enabled or not row.mfa_secret:
-            return False
+            return None
         counter = matching_counter(row.mfa_secret, code, VALID_WINDOW)
         if counter is not None:
             if _has_last_counter(row):
                 if row.mfa_last_counter is not None and counter <= row.mfa_last_counter:
-                    return False
+                    return None
                 row.mfa_last_counter = counter
                 row.save(update_fields=["mfa_last_counter"])
                 user.mfa_last_counter = counter
-            return True
+            return TOTP
         stored = list(row.mfa_recovery_codes or ())
         for index, hashed in enumerate(stored):
             if recovery_code_matches(hashed, code):
@@ -171,8 +195,17 @@ def verify_and_consume(user: Any, code: Any) -> bool:
                 row.mfa_recovery_codes = stored
                 row.save(update_fields=["mfa_recovery_codes"])
                 user.mfa_recovery_codes = stored
-                return True
-    return False
+                _announce(events.recovery_code_used, row, request, db, remaining=len(stored))
+                return RECOVERY_CODE
+    return None
+
+
+def _announce(signal: Any, user: Any, request: HttpRequest | None, db: str, **extra: Any) -> None:
+    """Send ``signal`` about ``user`` once the current transaction commits."""
+    sender = user._meta.model
+    transaction.on_commit(
+        lambda: signal.send(sender=sender, user=user, request=request, **extra), using=db
+    )
 
 
 # -- the login challenge --------------------------------------------------------------
@@ -222,11 +255,22 @@ def complete_challenge(
         except Exception:
             attempt.failed(request, user)
             raise
-    elif not verify_and_consume(user, code):
+        method: str | None = "passkey"
+    else:
+        method = consume_factor(user, code, request)
+    if method is None:
         attempt.failed(request, user)
+        events.login_failed.send(
+            sender=user._meta.model,
+            user=user,
+            request=request,
+            username=user.get_username(),
+            reason="second_factor",
+        )
         return None
     end_challenge(request)
     attempt.succeeded()
+    setattr(request, METHOD_ATTR, method)
     login(request, user)
     return user
 

@@ -61,6 +61,7 @@ __all__ = [
     "CONFIRM",
     "KINDS",
     "LOGIN",
+    "REAUTHENTICATE",
     "REGISTER",
     "SESSION_KEY",
     "Assertion",
@@ -80,7 +81,11 @@ REGISTER = "register"
 LOGIN = "login"
 CHALLENGE = "challenge"
 CONFIRM = "confirm"
-KINDS = frozenset({REGISTER, LOGIN, CHALLENGE, CONFIRM})
+#: Proving the signed-in user again before an account change: user verification required.
+REAUTHENTICATE = "reauthenticate"
+KINDS = frozenset({REGISTER, LOGIN, CHALLENGE, CONFIRM, REAUTHENTICATE})
+#: Ceremonies whose answer must carry user verification whatever the setting says.
+_UV_REQUIRED = frozenset({LOGIN, REAUTHENTICATE})
 CHALLENGE_BYTES = 32
 NAME_MAX_LENGTH = 100
 
@@ -366,11 +371,10 @@ def authentication_options(request: HttpRequest, kind: str, user: Any = None) ->
     ``challenge`` and ``confirm`` the passkeys of ``user``."""
     if kind == LOGIN:
         allow: list[PublicKeyCredentialDescriptor] = []
-        uv = UserVerificationRequirement.REQUIRED
         user = None
     else:
         allow = _descriptors(user)
-        uv = _uv_setting()
+    uv = UserVerificationRequirement.REQUIRED if kind in _UV_REQUIRED else _uv_setting()
     options = generate_authentication_options(
         rp_id=relying_party(request).id,
         challenge=_new_challenge(request, kind, user),
@@ -450,11 +454,20 @@ def authenticate(request: HttpRequest, data: Any, kind: str, user: Any = None) -
             rp=relying_party(request),
             public_key=bytes(passkey.public_key),
             sign_count=passkey.sign_count,
-            require_user_verification=kind == LOGIN
+            require_user_verification=kind in _UV_REQUIRED
             or _uv_setting() == UserVerificationRequirement.REQUIRED,
         )
         passkey.sign_count = verified.new_sign_count
         passkey.backed_up = verified.credential_backed_up
         passkey.last_used_at = timezone.now()
         passkey.save(update_fields=["sign_count", "backed_up", "last_used_at"])
+    from .. import events
+
+    owner = passkey.user
+    transaction.on_commit(
+        lambda: events.passkey_used.send(
+            sender=Passkey, user=owner, passkey=passkey, request=request, kind=kind
+        ),
+        using=db,
+    )
     return passkey

@@ -128,3 +128,11 @@ def remove_passkey(request: HttpRequest, user: Any, passkey_id: Any, proof: Any 
                 )
             authenticate(request, proof, CONFIRM, user)
         passkey.delete()
+    from .. import events
+
+    transaction.on_commit(
+        lambda: events.passkey_removed.send(
+            sender=Passkey, user=user, passkey=passkey, request=request
+        ),
+        using=db,
+    )

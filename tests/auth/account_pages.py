@@ -15,6 +15,9 @@ from django.test import Client
 from appframework.mfa import totp as totp_module
 from appframework.mfa.flows import PENDING_SESSION_KEY
 from appframework.security.tokens import session_cookie_name
+from tests.conftest import age_proof
+
+__all__ = ["age_proof"]
 
 URLCONF = "tests.auth.accounts_urls"
 COOKIE = "csrf_token"

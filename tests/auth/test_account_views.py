@@ -17,9 +17,9 @@ from django.conf import settings
 from django.test import Client, override_settings
 from django.urls import reverse
 
-from appframework.auth.views import qr_code_svg
 from appframework.conf import app_settings
 from appframework.mfa import provisioning_uri
+from appframework.mfa.views import qr_code_svg
 from tests.conftest import enable_totp, login_client
 
 from .account_pages import (
@@ -27,6 +27,7 @@ from .account_pages import (
     HTML,
     RECOVERY,
     URLCONF,
+    age_proof,
     browser,
     next_step_code,
     pending,
@@ -41,6 +42,10 @@ pytestmark = [pytest.mark.django_db, pytest.mark.urls(URLCONF)]
 LOGIN = "/accounts/login/"
 CHALLENGE = "/accounts/login/code/"
 SETUP = "/accounts/two-factor/"
+TOTP_ON = "/accounts/two-factor/totp/on/"
+TOTP_OFF = "/accounts/two-factor/totp/off/"
+CODES = "/accounts/two-factor/recovery-codes/"
+REAUTH = "/accounts/reauthenticate/"
 LOGOUT = "/accounts/logout/"
 
 
@@ -89,8 +94,8 @@ def test_the_login_form_labels_the_username_field_after_the_user_model() -> None
     assert response.status_code == 200
     page = response.content.decode()
     # The demo's model signs in with `email` (verbose name "email").
-    assert re.search(r'<label>Email <input name="email" type="email"', page), page
-    assert 'name="_token" value="' in page
+    assert re.search(r'<label for="id_email">Email</label>\s*<input type="email" name="email"', page)
+    assert 'name="csrfmiddlewaretoken" value="' in page
     assert response.cookies[COOKIE].value
 
 
@@ -332,11 +337,12 @@ def test_a_foreign_next_is_dropped_before_the_code_form(
 # -- two-factor setup ----------------------------------------------------------------
 @pytest.fixture
 def signed(user: Any) -> Client:
+    """Signed in just now: the session has a recent proof (force_login is a sign-in)."""
     return login_client(browser(), user)
 
 
 def _enroll(client: Client) -> tuple[str, str]:
-    response = post(client, SETUP, {"action": "enroll"})
+    response = client.get(TOTP_ON)
     assert response.status_code == 200
     page = response.content.decode()
     match = re.search(r"type the secret <code>([A-Z2-7]+)</code>", page)
@@ -356,10 +362,15 @@ def test_the_setup_page_answers_anonymous_api_clients_401() -> None:
     assert response.json()["code"] == "not_authenticated"
 
 
+def test_the_overview_says_off_and_links_each_change(signed: Client) -> None:
+    page = signed.get(SETUP).content.decode()
+    assert "Off" in page
+    assert f'href="{TOTP_ON}"' in page
+
+
 def test_enrolling_shows_the_qr_code_as_inline_svg_and_the_secret(
     signed: Client, user: Any
 ) -> None:
-    assert "<strong>off</strong>" in signed.get(SETUP).content.decode()
     secret, page = _enroll(signed)
     uri = provisioning_uri(secret, user.email, str(app_settings.MFA.ISSUER))
     # Inline: no <img> URL that would carry the secret to a log.
@@ -370,24 +381,28 @@ def test_enrolling_shows_the_qr_code_as_inline_svg_and_the_secret(
     assert user.mfa_secret == secret and user.mfa_enabled is False
 
 
+def test_a_second_visit_shows_the_same_pending_secret(signed: Client) -> None:
+    assert _enroll(signed)[0] == _enroll(signed)[0]
+
+
 def test_confirming_with_a_wrong_code_is_422_and_leaves_it_off(signed: Client, user: Any) -> None:
     secret, _ = _enroll(signed)
-    response = post(signed, SETUP, {"action": "confirm", "code": wrong_code(secret)})
+    response = post(signed, TOTP_ON, {"code": wrong_code(secret)})
     assert response.status_code == 422
-    assert 'class="error"' in response.content.decode()
+    assert 'role="alert"' in response.content.decode()
     user.refresh_from_db()
     assert user.mfa_enabled is False
 
 
 def test_confirming_shows_ten_recovery_codes_once(signed: Client, user: Any) -> None:
     secret, _ = _enroll(signed)
-    response = post(signed, SETUP, {"action": "confirm", "code": pyotp.TOTP(secret).now()})
+    response = post(signed, TOTP_ON, {"code": pyotp.TOTP(secret).now()})
     assert response.status_code == 200
     codes = RECOVERY.findall(response.content.decode())
     assert len(set(codes)) == 10
-    again = signed.get(SETUP).content.decode()
-    assert "Two-factor authentication is <strong>on</strong>." in again
-    assert RECOVERY.search(again) is None
+    for page in (signed.get(SETUP).content.decode(), signed.get(TOTP_ON).content.decode()):
+        assert RECOVERY.search(page) is None
+    assert "10 left" in signed.get(SETUP).content.decode()
     user.refresh_from_db()
     assert user.mfa_enabled is True
 
@@ -397,11 +412,11 @@ def test_new_recovery_codes_need_a_current_code_and_replace_the_old_ones(
 ) -> None:
     secret, old = enable_totp(user)
     client = login_client(browser(), user)
-    refused = post(client, SETUP, {"action": "regenerate", "code": wrong_code(secret)})
+    refused = post(client, CODES, {"code": wrong_code(secret)})
     assert refused.status_code == 422
     assert RECOVERY.search(refused.content.decode()) is None
     code = next_step_code(monkeypatch, secret)
-    response = post(client, SETUP, {"action": "regenerate", "code": code})
+    response = post(client, CODES, {"code": code})
     assert response.status_code == 200
     new = RECOVERY.findall(response.content.decode())
     assert len(set(new)) == 10 and not set(new) & set(old)
@@ -417,28 +432,25 @@ def test_turning_it_off_needs_a_current_code(user: Any, monkeypatch: pytest.Monk
     secret, _ = enable_totp(user)
     client = login_client(browser(), user)
     for code in (wrong_code(secret), ""):
-        response = post(client, SETUP, {"action": "disable", "code": code})
+        response = post(client, TOTP_OFF, {"code": code})
         assert response.status_code == 422
         user.refresh_from_db()
         assert user.mfa_enabled is True
-    response = post(
-        client, SETUP, {"action": "disable", "code": next_step_code(monkeypatch, secret)}
-    )
-    assert response.status_code == 200
-    assert "Two-factor authentication is off." in response.content.decode()
+    response = post(client, TOTP_OFF, {"code": next_step_code(monkeypatch, secret)})
+    assert response.status_code == 302
+    assert response["Location"] == SETUP
+    assert "Two-factor authentication is off." in client.get(SETUP).content.decode()
     user.refresh_from_db()
     assert user.mfa_enabled is False and user.mfa_secret is None
 
 
-def test_codes_asked_on_the_setup_page_are_rate_limited(user: Any) -> None:
+def test_codes_asked_on_the_setup_pages_are_rate_limited(user: Any) -> None:
     secret, codes = enable_totp(user)
     client = login_client(browser(), user)
     wrong = wrong_code(secret)
-    statuses = [
-        post(client, SETUP, {"action": "disable", "code": wrong}).status_code for _ in range(5)
-    ]
+    statuses = [post(client, TOTP_OFF, {"code": wrong}).status_code for _ in range(5)]
     assert statuses == [422] * 5
-    response = post(client, SETUP, {"action": "regenerate", "code": codes[0]})
+    response = post(client, CODES, {"code": codes[0]})
     assert response.status_code == 429
     assert response["Retry-After"]
     user.refresh_from_db()
@@ -446,18 +458,34 @@ def test_codes_asked_on_the_setup_page_are_rate_limited(user: Any) -> None:
 
 
 def test_setup_posts_need_the_csrf_token(signed: Client, user: Any) -> None:
-    assert signed.post(SETUP, {"action": "enroll"}, **HTML).status_code == 403
+    secret, _ = _enroll(signed)
+    response = signed.post(TOTP_ON, {"code": pyotp.TOTP(secret).now()}, **HTML)
+    assert response.status_code == 403
     user.refresh_from_db()
-    assert user.mfa_secret is None
+    assert user.mfa_enabled is False
 
 
-def test_an_unknown_action_is_a_422_not_a_500(signed: Client) -> None:
-    assert post(signed, SETUP, {"action": "nonsense"}).status_code == 422
+def test_each_change_asks_a_session_without_a_recent_proof_to_confirm_first(
+    user: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A copied session cookie, hours old: every change goes to "Confirm it's you" and
+    back, and changes nothing."""
+    secret, _ = enable_totp(user)
+    client = login_client(browser(), user)
+    age_proof(client)
+    for page in (TOTP_OFF, CODES):
+        response = post(client, page, {"code": next_step_code(monkeypatch, secret)})
+        assert response.status_code == 302
+        assert response["Location"] == f"{REAUTH}?next={page}"
+    user.refresh_from_db()
+    assert user.mfa_enabled is True and len(user.mfa_recovery_codes) == 10
 
 
 # -- log out -------------------------------------------------------------------------
-def test_logout_is_post_only(signed: Client) -> None:
-    assert signed.get(LOGOUT).status_code == 405
+def test_a_logout_link_asks_to_confirm_and_logs_nobody_out(signed: Client) -> None:
+    response = signed.get(LOGOUT)
+    assert response.status_code == 200
+    assert 'method="post"' in response.content.decode()
     assert signed_in(signed)
 
 

@@ -70,7 +70,7 @@ class Browser:
 
     def post(self, base: str, path: str, data: dict[str, str], **kwargs: Any) -> requests.Response:
         page = self.get(base, "/login")  # a fresh CSRF cookie and form token
-        token = re.search(r'name="_token" value="([^"]+)"', page.text)
+        token = re.search(r'name="(?:_token|csrfmiddlewaretoken)" value="([^"]+)"', page.text)
         assert token, page.text[:300]
         headers = self._headers(base, kwargs.pop("headers", None))
         headers["Referer"] = base + path
@@ -331,7 +331,7 @@ def test_redis_away_is_a_503_and_the_cluster_heals_without_a_restart(cluster: An
     assert browser.get(base, "/account/mfa").status_code == 200
 
     stranger = Browser("198.51.100.41")  # its CSRF token from before the outage
-    token = re.search(r'name="_token" value="([^"]+)"', stranger.get(base, "/login").text)
+    token = re.search(r'name="(?:_token|csrfmiddlewaretoken)" value="([^"]+)"', stranger.get(base, "/login").text)
     assert token
 
     cluster.stop_redis()

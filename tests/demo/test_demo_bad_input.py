@@ -133,11 +133,9 @@ def test_turning_two_factor_off_allows_five_wrong_codes_a_minute(db: Any) -> Non
     # A stolen session, in effect: signed in, and guessing codes to turn the factor off.
     client = Client(enforce_csrf_checks=True)
     client.force_login(user, backend="appframework.auth.AuthManager")
-    page = client.get("/account/mfa").content.decode()
+    page = client.get("/account/mfa/totp/off").content.decode()
     statuses = [
-        client.post(
-            "/account/mfa", {"action": "disable", "code": "000000", **form_token(page)}
-        ).status_code
+        client.post("/account/mfa/totp/off", {"code": "000000", **form_token(page)}).status_code
         for _ in range(6)
     ]
     assert statuses == [422] * 5 + [429]

@@ -67,7 +67,7 @@ def test_register_sign_in_without_a_password_and_as_the_second_factor(
     with page.expect_navigation():
         page.get_by_role("button", name="Add a passkey").click()
     expect(page.get_by_role("status")).to_contain_text("Virtual laptop")
-    expect(page.locator("table.passkeys")).to_contain_text("never")
+    expect(page.locator("table.af-passkeys")).to_contain_text("never")
     steps(page, "passkey added")
     credentials = cdp.send("WebAuthn.getCredentials", {"authenticatorId": authenticator_id})
     (credential,) = credentials["credentials"]
@@ -82,7 +82,7 @@ def test_register_sign_in_without_a_password_and_as_the_second_factor(
     expect(page.locator("nav")).to_contain_text(email)
     steps(page, "signed in through the passkey autofill")
     page.goto(f"{site}/account/passkeys")
-    expect(page.locator("table.passkeys")).not_to_contain_text("never")
+    expect(page.locator("table.af-passkeys")).not_to_contain_text("never")
     steps(page, "passkeys page shows the last use")
 
     # From here on a browser without passkey autofill: the button, and the password.

@@ -70,7 +70,7 @@ def test_a_deep_passwordless_passkey_answer_is_400_not_500(db: Any) -> None:
 
 def test_a_deep_passkey_to_add_is_400_not_500(user: Any) -> None:
     client = login_client(Client(), user)
-    response = client.post("/account/passkeys", {"action": "add", "credential": DEEP}, **JSON)
+    response = client.post("/account/passkeys/add", {"credential": DEEP}, **JSON)
     _too_deep(response)
 
 

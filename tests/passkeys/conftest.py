@@ -24,9 +24,9 @@ def options(client: Client, kind: str, status: int = 200) -> dict[str, Any]:
 def add_passkey(client: Client, authenticator: SoftAuthenticator, name: str = "Laptop") -> Passkey:
     credential = authenticator.create(options(client, "register"))
     response = client.post(
-        "/account/passkeys", {"action": "add", "credential": credential, "name": name}
+        "/account/passkeys/add", {"credential": credential, "name": name}
     )
-    assert response.status_code == 200, response.content
+    assert (response.status_code, response["Location"]) == (302, "/account/passkeys"), response
     return Passkey.objects.get(credential_id=authenticator.id)
 
 

@@ -48,16 +48,17 @@ def test_registration_stores_the_credential_without_secrets_in_the_page(
     assert opts["user"]["id"] not in (b64url(str(user.pk).encode()), b64url(b"alice@example.com"))
     credential = authenticator.create(opts)
     response = client.post(
-        "/account/passkeys", {"action": "add", "credential": credential, "name": "Laptop"}
+        "/account/passkeys/add", {"credential": credential, "name": "Laptop"}
     )
-    assert response.status_code == 200
+    assert (response.status_code, response["Location"]) == (302, "/account/passkeys")
     passkey = Passkey.objects.get()
     assert (passkey.user, passkey.name, passkey.credential_id) == (user, "Laptop", authenticator.id)
     assert bytes(passkey.public_key) == authenticator.cose_key()
     assert passkey.transports == ["internal", "hybrid"]
     assert passkey.aaguid == "00000000-0000-0000-0000-000000000000"
     assert passkey.last_used_at is None
-    page = response.content.decode()
+    page = client.get(response["Location"], HTTP_ACCEPT="text/html").content.decode()
+    assert "Passkey “Laptop” added." in page
     assert "Laptop" in page and "never" in page
     assert b64url(bytes(passkey.public_key)) not in page
     # The second passkey of the account carries the same handle; the first is excluded.
@@ -87,7 +88,7 @@ def test_registration_refusals(
 ) -> None:
     client = login_client(Client(), user)
     credential = authenticator.create(options(client, "register"), **answer)
-    response = client.post("/account/passkeys", {"action": "add", "credential": credential}, **JSON)
+    response = client.post("/account/passkeys/add", {"credential": credential}, **JSON)
     assert code_of(response) == code
     assert not Passkey.objects.exists()
 
@@ -97,13 +98,13 @@ def test_a_registration_answer_is_spent_once_and_a_credential_registered_once(
 ) -> None:
     client = login_client(Client(), user)
     credential = authenticator.create(options(client, "register"))
-    data = {"action": "add", "credential": credential}
-    assert client.post("/account/passkeys", data).status_code == 200
-    assert code_of(client.post("/account/passkeys", data, **JSON)) == "passkey_replayed"
+    data = {"credential": credential}
+    assert client.post("/account/passkeys/add", data).status_code == 302
+    assert code_of(client.post("/account/passkeys/add", data, **JSON)) == "passkey_replayed"
     # The same authenticator credential offered to another account.
     bob = login_client(Client(), other_user)
     again = authenticator.create(options(bob, "register"))
-    response = bob.post("/account/passkeys", {"action": "add", "credential": again}, **JSON)
+    response = bob.post("/account/passkeys/add", {"credential": again}, **JSON)
     assert code_of(response) == "passkey_exists"
     assert Passkey.objects.get().user == user
 
@@ -111,7 +112,7 @@ def test_a_registration_answer_is_spent_once_and_a_credential_registered_once(
 def test_a_malformed_answer_is_400(user: Any) -> None:
     client = login_client(Client(), user)
     for junk in ("", "{", json.dumps({"id": "x"}), json.dumps([1])):
-        response = client.post("/account/passkeys", {"action": "add", "credential": junk}, **JSON)
+        response = client.post("/account/passkeys/add", {"credential": junk}, **JSON)
         assert (response.status_code, code_of(response)) == (400, "passkey_malformed")
     response = passwordless_raw(Client(), "not json")
     assert (response.status_code, code_of(response)) == (400, "passkey_malformed")
@@ -380,7 +381,7 @@ def test_the_relying_party_comes_from_settings(user: Any, authenticator: SoftAut
         assert opts["rp"] == {"id": "example.com", "name": "Example"}
         refused = authenticator.create(opts)  # answered on http://testserver
         response = client.post(
-            "/account/passkeys", {"action": "add", "credential": refused}, **JSON
+            "/account/passkeys/add", {"credential": refused}, **JSON
         )
         assert code_of(response) == "passkey_origin"
         credential = authenticator.create(
@@ -388,9 +389,9 @@ def test_the_relying_party_comes_from_settings(user: Any, authenticator: SoftAut
         )
         assert (
             client.post(
-                "/account/passkeys", {"action": "add", "credential": credential}
+                "/account/passkeys/add", {"credential": credential}
             ).status_code
-            == 200
+            == 302
         )
         signing = Client()
         answer = authenticator.get(options(signing, "login"), origin="https://www.example.com")

@@ -316,9 +316,9 @@ class TestLoginCsrf:
     ) -> None:
         anonymous_session_cookie(csrf_client)
         page = csrf_client.get("/login")
-        field = _form_token(page.content, "_token")
+        field = _form_token(page.content, "csrfmiddlewaretoken")
         response = csrf_client.post(
-            "/login", {"email": user.email, "password": password, "_token": field}
+            "/login", {"email": user.email, "password": password, "csrfmiddlewaretoken": field}
         )
         assert response.status_code == 302
         assert _session_user_id(csrf_client) == str(user.pk)

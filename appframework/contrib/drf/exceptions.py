@@ -11,7 +11,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import set_rollback
 
 from ...bounded_json import JsonNestingError
-from ...errors import app_error
+from ...errors import app_error, field_errors, problem, status_error
 from ...exceptions import (
     AppFrameworkError,
     BadRequestException,
@@ -19,7 +19,7 @@ from ...exceptions import (
     UnauthorizedException,
 )
 from ...http import PROBLEM_JSON
-from ..problems import field_errors, flatten, problem, status_error
+from ..problems import flatten
 
 __all__ = ["exception_handler", "suite_error"]
 

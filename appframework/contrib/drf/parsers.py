@@ -21,9 +21,7 @@ class JSONParser(parsers.JSONParser):
 
     max_depth = bounded_json.MAX_DEPTH
 
-    def parse(
-        self, stream: Any, media_type: str | None = None, parser_context: Any = None
-    ) -> Any:
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
         encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
         try:
             # A text codec only: a bytes-to-bytes one (bz2_codec) would inflate a small

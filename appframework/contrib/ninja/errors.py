@@ -10,7 +10,7 @@ from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, Throttled, ValidationError
 
 from ...auth.tokens import bearer_unauthorized
-from ...errors import app_error
+from ...errors import app_error, field_errors, problem_http_response, status_error
 from ...exceptions import (
     AppFrameworkError,
     BadRequestException,
@@ -24,7 +24,6 @@ from ...exceptions import (
     ValidationException,
 )
 from ...http import has_authorization
-from ..problems import field_errors, problem_http_response, status_error
 from .security import BEARER_EXPECTED
 
 __all__ = ["install_exception_handlers"]

@@ -1,0 +1,55 @@
+"""The account pages (docs/accounts.md): class-based views over the suite's flows, each
+with a form a project may swap (``AUTH["FORMS"]``) and a template it may override by
+name; ``appframework.auth.urls`` mounts them. The ``*_view`` names are the views ready
+for a URLconf (``LoginView.as_view()``), for projects that list them one by one."""
+
+from __future__ import annotations
+
+from .base import (
+    AccountPage,
+    ExtraContext,
+    SignedInMixin,
+    SignedInPage,
+    extra_context_of,
+    login_page_url,
+)
+from .login import (
+    CHALLENGE_TEMPLATE,
+    LOGIN_TEMPLATE,
+    NEXT_SESSION_KEY,
+    ChallengeForm,
+    ChallengeView,
+    LoginView,
+    LogoutView,
+    ReauthenticateView,
+    challenge_factors,
+    passkey_urls,
+)
+
+__all__ = [
+    "CHALLENGE_TEMPLATE",
+    "LOGIN_TEMPLATE",
+    "NEXT_SESSION_KEY",
+    "AccountPage",
+    "ChallengeForm",
+    "ChallengeView",
+    "ExtraContext",
+    "LoginView",
+    "LogoutView",
+    "ReauthenticateView",
+    "SignedInMixin",
+    "SignedInPage",
+    "challenge_factors",
+    "extra_context_of",
+    "login_page_url",
+    "login_view",
+    "logout_view",
+    "mfa_challenge_view",
+    "passkey_urls",
+    "reauthenticate_view",
+]
+
+login_view = LoginView.as_view()
+mfa_challenge_view = ChallengeView.as_view()
+logout_view = LogoutView.as_view()
+reauthenticate_view = ReauthenticateView.as_view()
