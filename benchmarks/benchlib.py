@@ -1,11 +1,11 @@
 """What the benchmark scripts share: the repository on ``sys.path``, the common options,
 interleaved rounds, paired ratios, and the closing table of ratios against targets.
 
-Every script parses its options with :class:`Parser` (``--quick``, ``--json``, and
-``--rounds`` & co. whose default depends on ``--quick``), times its contenders with
-:func:`interleave`, and ends with :func:`finish`, which prints one line per targeted
-ratio (``ok`` or ``MISSED``). With ``--json`` the human-readable report goes to stderr
-and stdout carries only one JSON object::
+Every script parses its options with :class:`Parser` (``--quick``, ``--smoke``,
+``--json``, and ``--rounds`` & co. whose default depends on the first two), times its
+contenders with :func:`interleave`, and ends with :func:`finish`, which prints one line
+per targeted ratio (``ok`` or ``MISSED``). With ``--json`` the human-readable report
+goes to stderr and stdout carries only one JSON object::
 
     {"benchmark": "gate", "ratios": [{"name": "rules/Gate", "value": 5.8, "op": ">=",
      "target": 1.0, "ok": true}], "info": {"gate/direct": 5.6}}
@@ -60,19 +60,27 @@ def platform() -> str:
 class Parser(argparse.ArgumentParser):
     """ArgumentParser with the options every benchmark shares.
 
-    ``measures`` adds ``--quick`` (the values of the options added with
-    :meth:`add_scaled` switch to their quick ones); ``reports`` adds ``--json``.
+    ``measures`` adds ``--quick`` and ``--smoke`` (the values of the options added with
+    :meth:`add_scaled` switch to their quick or smoke ones); ``reports`` adds ``--json``.
+    ``--smoke`` implies ``--quick``: what a script does differently when quick it also
+    does in its smoke form.
     """
 
     def __init__(self, doc: str, *, measures: bool = True, reports: bool = True) -> None:
         super().__init__(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
-        self._scaled: dict[str, tuple[Any, Any]] = {}
+        self._scaled: dict[str, tuple[Any, Any, Any]] = {}
         self.stdout: TextIO = sys.stdout
         if measures:
             self.add_argument(
                 "--quick",
                 action="store_true",
                 help="fewer rounds / shorter batches: a rougher reading in a fraction of the time",
+            )
+            self.add_argument(
+                "--smoke",
+                action="store_true",
+                help="the quickest form (for CI): every ratio once, from the smallest runs that "
+                "still produce it; a reading of whether it runs, not of how fast",
             )
         if reports:
             self.add_argument(
@@ -81,14 +89,25 @@ class Parser(argparse.ArgumentParser):
                 help="print only one JSON object with the ratios on stdout; the report goes to stderr",
             )
 
-    def add_scaled(self, flag: str, type_: type, default: Any, quick: Any, help_: str = "") -> None:
-        """An option whose default is ``default``, or ``quick`` with --quick."""
-        self._scaled[flag.lstrip("-").replace("-", "_")] = (default, quick)
+    def add_scaled(
+        self,
+        flag: str,
+        type_: type,
+        default: Any,
+        quick: Any,
+        help_: str = "",
+        *,
+        smoke: Any = None,
+    ) -> None:
+        """An option whose default is ``default``, ``quick`` with --quick, and ``smoke``
+        (``quick`` if not given) with --smoke."""
+        smoke = quick if smoke is None else smoke
+        self._scaled[flag.lstrip("-").replace("-", "_")] = (default, quick, smoke)
         self.add_argument(
             flag,
             type=type_,
             default=None,
-            help=f"{help_} (default {default}; {quick} with --quick)",
+            help=f"{help_} (default {default}; {quick} with --quick, {smoke} with --smoke)",
         )
 
     def add_clock(self, default: str) -> None:
@@ -102,10 +121,12 @@ class Parser(argparse.ArgumentParser):
 
     def parse_args(self, args: Sequence[str] | None = None) -> argparse.Namespace:  # type: ignore[override]
         ns = super().parse_args(args)
-        quick = getattr(ns, "quick", False)
-        for dest, (default, quick_value) in self._scaled.items():
+        if getattr(ns, "smoke", False):
+            ns.quick = True
+        form = 2 if getattr(ns, "smoke", False) else 1 if getattr(ns, "quick", False) else 0
+        for dest, values in self._scaled.items():
             if getattr(ns, dest) is None:
-                setattr(ns, dest, quick_value if quick else default)
+                setattr(ns, dest, values[form])
         if hasattr(ns, "clock"):
             ns.timer = time.process_time if ns.clock == "cpu" else time.perf_counter
         if getattr(ns, "json", False):

@@ -264,14 +264,14 @@ def scenario_environs(handlers: dict[str, Any]) -> dict[str, dict[str, dict[str,
 # -- main ------------------------------------------------------------------------------------
 def main() -> int:
     parser = benchlib.Parser(__doc__.split("\n")[0])
-    parser.add_scaled("--rounds", int, 11, 7)
+    parser.add_scaled("--rounds", int, 11, 7, smoke=2)
     parser.add_argument(
         "--requests",
         type=int,
         default=0,
         help="requests per stack per round (default: sized so a batch takes --batch-seconds)",
     )
-    parser.add_scaled("--batch-seconds", float, 0.15, 0.1)
+    parser.add_scaled("--batch-seconds", float, 0.15, 0.1, smoke=0.02)
     parser.add_argument("--warmup", type=int, default=300)
     parser.add_argument("--no-bare", action="store_true", help="skip the no-middleware reference")
     parser.add_clock("cpu")
