@@ -25,7 +25,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -238,9 +238,6 @@ def finish(
 
 
 # -- child processes (Linux) ------------------------------------------------------------------
-_TICK = os.sysconf("SC_CLK_TCK")
-
-
 def die_with_parent() -> None:
     """``preexec_fn`` of a child: SIGTERM when the benchmark dies, however it dies
     (prctl PR_SET_PDEATHSIG)."""
@@ -250,47 +247,15 @@ def die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
 
 
-def stop_group(
-    proc: subprocess.Popen[Any], grace: float = 15.0, *, whole_group: bool = False
-) -> None:
+def stop_group(proc: subprocess.Popen[Any], grace: float = 15.0) -> None:
     """SIGTERM to the process we started (a Celery worker then finishes its tasks and
-    stops its pool), or to its whole process group, then SIGKILL to the group after
-    ``grace`` seconds."""
+    stops its pool), then SIGKILL to its process group after ``grace`` seconds."""
     if proc.poll() is None:
         with contextlib.suppress(ProcessLookupError):
-            if whole_group:
-                os.killpg(proc.pid, signal.SIGTERM)
-            else:
-                os.kill(proc.pid, signal.SIGTERM)
+            os.kill(proc.pid, signal.SIGTERM)
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(grace)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)  # pool children left behind, if any
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(5)
-
-
-def processes() -> Iterator[tuple[str, str, list[str]]]:
-    """``(pid, command name, the stat fields after it)`` of every live process whose
-    /proc entry can be read."""
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat") as f:
-                text = f.read()
-        except OSError:
-            continue
-        head, _, rest = text.rpartition(")")
-        yield entry.name, head.partition("(")[2], rest.split()
-
-
-def cpu_seconds(*, session: int | None = None, command: str | None = None) -> float:
-    """CPU seconds (user + system) of the live processes of ``session`` (the id of a
-    child started with ``start_new_session``) or named ``command`` (``postgres``)."""
-    total = 0
-    for _, name, fields in processes():
-        # fields: state ppid pgrp session ... utime (11) stime (12)
-        if (session is not None and int(fields[3]) == session) or name == command:
-            total += int(fields[11]) + int(fields[12])
-    return total / _TICK
