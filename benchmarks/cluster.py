@@ -225,6 +225,8 @@ def run(
 ) -> dict[str, Any]:
     tally = Tally()
     events: list[tuple[str, float]] = []
+    for session, _, _ in signed_in:
+        session.close()  # no keep-alive connection left from the run before
     started = time.monotonic()
     stop = started + duration
     label = f"{servers}s{'f' if faults else ''}{int(started)}"
