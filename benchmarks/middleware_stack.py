@@ -2,13 +2,14 @@
 
 Run from the repository root:
 
-    .venv/bin/python benchmarks/middleware_stack.py [--rounds 11] [--batch-seconds 0.15] [--clock cpu|wall] [--quick] [--json]
+    .venv/bin/python benchmarks/middleware_stack.py [--rounds 11] [--batch-seconds 0.15] [--clock cpu|wall] [--quick | --smoke] [--json]
 
 Two ``WSGIHandler`` instances are built in one process, one per MIDDLEWARE list:
 
-* suite  - the MIDDLEWARE of testproject/settings.py (SecurityHeadersMiddleware,
-           SessionMiddleware, CommonMiddleware, appframework CsrfMiddleware,
-           AuthenticationMiddleware, MessageMiddleware, ErrorMiddleware)
+* suite  - the MIDDLEWARE of testproject/settings.py but TenantMiddleware
+           (SecurityMiddleware, SecurityHeadersMiddleware, SessionMiddleware,
+           CommonMiddleware, appframework CsrfMiddleware, AuthenticationMiddleware,
+           MessageMiddleware, ErrorMiddleware)
 * django - what ``django-admin startproject`` generates (SecurityMiddleware,
            SessionMiddleware, CommonMiddleware, CsrfViewMiddleware,
            AuthenticationMiddleware, MessageMiddleware, XFrameOptionsMiddleware)
