@@ -474,15 +474,15 @@ def measure(
 
 def main() -> int:
     parser = benchlib.Parser(__doc__.split("\n")[0])
-    parser.add_scaled("--rounds", int, 15, 7)
+    parser.add_scaled("--rounds", int, 15, 7, smoke=2)
     parser.add_argument(
         "--requests",
         type=int,
         default=0,
         help="requests per contender per round (default: sized so a batch takes --batch-seconds)",
     )
-    parser.add_scaled("--batch-seconds", float, 0.15, 0.1)
-    parser.add_argument("--warmup", type=int, default=200)
+    parser.add_scaled("--batch-seconds", float, 0.15, 0.1, smoke=0.02)
+    parser.add_scaled("--warmup", int, 200, 200, "requests per contender before timing", smoke=20)
     parser.add_clock("cpu")
     args = parser.parse_args()
 

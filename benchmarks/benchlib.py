@@ -1,11 +1,11 @@
 """What the benchmark scripts share: the repository on ``sys.path``, the common options,
 interleaved rounds, paired ratios, and the closing table of ratios against targets.
 
-Every script parses its options with :class:`Parser` (``--quick``, ``--json``, and
-``--rounds`` & co. whose default depends on ``--quick``), times its contenders with
-:func:`interleave`, and ends with :func:`finish`, which prints one line per targeted
-ratio (``ok`` or ``MISSED``). With ``--json`` the human-readable report goes to stderr
-and stdout carries only one JSON object::
+Every script parses its options with :class:`Parser` (``--quick``, ``--smoke``,
+``--json``, and ``--rounds`` & co. whose default depends on the first two), times its
+contenders with :func:`interleave`, and ends with :func:`finish`, which prints one line
+per targeted ratio (``ok`` or ``MISSED``). With ``--json`` the human-readable report
+goes to stderr and stdout carries only one JSON object::
 
     {"benchmark": "gate", "ratios": [{"name": "rules/Gate", "value": 5.8, "op": ">=",
      "target": 1.0, "ok": true}], "info": {"gate/direct": 5.6}}
@@ -25,7 +25,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -60,19 +60,27 @@ def platform() -> str:
 class Parser(argparse.ArgumentParser):
     """ArgumentParser with the options every benchmark shares.
 
-    ``measures`` adds ``--quick`` (the values of the options added with
-    :meth:`add_scaled` switch to their quick ones); ``reports`` adds ``--json``.
+    ``measures`` adds ``--quick`` and ``--smoke`` (the values of the options added with
+    :meth:`add_scaled` switch to their quick or smoke ones); ``reports`` adds ``--json``.
+    ``--smoke`` implies ``--quick``: what a script does differently when quick it also
+    does in its smoke form.
     """
 
     def __init__(self, doc: str, *, measures: bool = True, reports: bool = True) -> None:
         super().__init__(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
-        self._scaled: dict[str, tuple[Any, Any]] = {}
+        self._scaled: dict[str, tuple[Any, Any, Any]] = {}
         self.stdout: TextIO = sys.stdout
         if measures:
             self.add_argument(
                 "--quick",
                 action="store_true",
                 help="fewer rounds / shorter batches: a rougher reading in a fraction of the time",
+            )
+            self.add_argument(
+                "--smoke",
+                action="store_true",
+                help="the quickest form (for CI): every ratio once, from the smallest runs that "
+                "still produce it; a reading of whether it runs, not of how fast",
             )
         if reports:
             self.add_argument(
@@ -81,14 +89,25 @@ class Parser(argparse.ArgumentParser):
                 help="print only one JSON object with the ratios on stdout; the report goes to stderr",
             )
 
-    def add_scaled(self, flag: str, type_: type, default: Any, quick: Any, help_: str = "") -> None:
-        """An option whose default is ``default``, or ``quick`` with --quick."""
-        self._scaled[flag.lstrip("-").replace("-", "_")] = (default, quick)
+    def add_scaled(
+        self,
+        flag: str,
+        type_: type,
+        default: Any,
+        quick: Any,
+        help_: str = "",
+        *,
+        smoke: Any = None,
+    ) -> None:
+        """An option whose default is ``default``, ``quick`` with --quick, and ``smoke``
+        (``quick`` if not given) with --smoke."""
+        smoke = quick if smoke is None else smoke
+        self._scaled[flag.lstrip("-").replace("-", "_")] = (default, quick, smoke)
         self.add_argument(
             flag,
             type=type_,
             default=None,
-            help=f"{help_} (default {default}; {quick} with --quick)",
+            help=f"{help_} (default {default}; {quick} with --quick, {smoke} with --smoke)",
         )
 
     def add_clock(self, default: str) -> None:
@@ -102,10 +121,12 @@ class Parser(argparse.ArgumentParser):
 
     def parse_args(self, args: Sequence[str] | None = None) -> argparse.Namespace:  # type: ignore[override]
         ns = super().parse_args(args)
-        quick = getattr(ns, "quick", False)
-        for dest, (default, quick_value) in self._scaled.items():
+        if getattr(ns, "smoke", False):
+            ns.quick = True
+        form = 2 if getattr(ns, "smoke", False) else 1 if getattr(ns, "quick", False) else 0
+        for dest, values in self._scaled.items():
             if getattr(ns, dest) is None:
-                setattr(ns, dest, quick_value if quick else default)
+                setattr(ns, dest, values[form])
         if hasattr(ns, "clock"):
             ns.timer = time.process_time if ns.clock == "cpu" else time.perf_counter
         if getattr(ns, "json", False):
@@ -217,9 +238,6 @@ def finish(
 
 
 # -- child processes (Linux) ------------------------------------------------------------------
-_TICK = os.sysconf("SC_CLK_TCK")
-
-
 def die_with_parent() -> None:
     """``preexec_fn`` of a child: SIGTERM when the benchmark dies, however it dies
     (prctl PR_SET_PDEATHSIG)."""
@@ -229,47 +247,15 @@ def die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
 
 
-def stop_group(
-    proc: subprocess.Popen[Any], grace: float = 15.0, *, whole_group: bool = False
-) -> None:
+def stop_group(proc: subprocess.Popen[Any], grace: float = 15.0) -> None:
     """SIGTERM to the process we started (a Celery worker then finishes its tasks and
-    stops its pool), or to its whole process group, then SIGKILL to the group after
-    ``grace`` seconds."""
+    stops its pool), then SIGKILL to its process group after ``grace`` seconds."""
     if proc.poll() is None:
         with contextlib.suppress(ProcessLookupError):
-            if whole_group:
-                os.killpg(proc.pid, signal.SIGTERM)
-            else:
-                os.kill(proc.pid, signal.SIGTERM)
+            os.kill(proc.pid, signal.SIGTERM)
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(grace)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)  # pool children left behind, if any
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(5)
-
-
-def processes() -> Iterator[tuple[str, str, list[str]]]:
-    """``(pid, command name, the stat fields after it)`` of every live process whose
-    /proc entry can be read."""
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat") as f:
-                text = f.read()
-        except OSError:
-            continue
-        head, _, rest = text.rpartition(")")
-        yield entry.name, head.partition("(")[2], rest.split()
-
-
-def cpu_seconds(*, session: int | None = None, command: str | None = None) -> float:
-    """CPU seconds (user + system) of the live processes of ``session`` (the id of a
-    child started with ``start_new_session``) or named ``command`` (``postgres``)."""
-    total = 0
-    for _, name, fields in processes():
-        # fields: state ppid pgrp session ... utime (11) stime (12)
-        if (session is not None and int(fields[3]) == session) or name == command:
-            total += int(fields[11]) + int(fields[12])
-    return total / _TICK

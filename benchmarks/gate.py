@@ -116,8 +116,8 @@ def async_batch(
 
 def main() -> int:
     parser = benchlib.Parser(__doc__)
-    parser.add_scaled("--rounds", int, 15, 7)
-    parser.add_scaled("--calls", int, 20000, 10000, "calls per contender per round")
+    parser.add_scaled("--rounds", int, 15, 7, smoke=2)
+    parser.add_scaled("--calls", int, 20000, 10000, "calls per contender per round", smoke=2000)
     parser.add_clock("wall")
     args = parser.parse_args()
     clock = args.timer

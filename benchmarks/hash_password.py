@@ -45,7 +45,7 @@ def configure() -> None:
 
 def main() -> int:
     parser = benchlib.Parser(__doc__)
-    parser.add_scaled("--rounds", int, 11, 7)
+    parser.add_scaled("--rounds", int, 11, 7, smoke=2)
     parser.add_argument("--calls", type=int, default=1, help="calls per operation per round")
     parser.add_clock("cpu")
     args = parser.parse_args()

@@ -471,7 +471,7 @@ def tool_versions() -> dict[str, str]:
 
 def main() -> int:
     parser = benchlib.Parser(__doc__)
-    parser.add_scaled("--duration", int, 60, 10, "seconds per scenario")
+    parser.add_scaled("--duration", int, 60, 10, "seconds per scenario", smoke=2)
     parser.add_argument("--connections", type=int, default=8, help="open connections (default 8)")
     parser.add_argument("--threads", type=int, default=2, help="wrk threads (default 2)")
     parser.add_argument(

@@ -168,9 +168,9 @@ def consume_miss_batch(env: dict[str, Any], n: int, clock: Callable[[], float]) 
 
 def main() -> int:
     parser = benchlib.Parser(__doc__)
-    parser.add_scaled("--rounds", int, 15, 7)
-    parser.add_scaled("--calls", int, 3000, 2000, "verify calls per contender per round")
-    parser.add_scaled("--db-calls", int, 300, 200, "verify_and_consume calls per round")
+    parser.add_scaled("--rounds", int, 15, 7, smoke=2)
+    parser.add_scaled("--calls", int, 3000, 2000, "verify calls per contender per round", smoke=300)
+    parser.add_scaled("--db-calls", int, 300, 200, "verify_and_consume calls per round", smoke=30)
     parser.add_clock("wall")
     args = parser.parse_args()
     clock = args.timer

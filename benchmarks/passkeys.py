@@ -151,9 +151,11 @@ def authenticate_batch(env: dict[str, Any], n: int, clock: Callable[[], float]) 
 
 def main() -> int:
     parser = benchlib.Parser(__doc__)
-    parser.add_scaled("--rounds", int, 15, 7)
-    parser.add_scaled("--calls", int, 2000, 1000, "verifications per contender per round")
-    parser.add_scaled("--db-calls", int, 200, 100, "authenticate calls per round")
+    parser.add_scaled("--rounds", int, 15, 7, smoke=2)
+    parser.add_scaled(
+        "--calls", int, 2000, 1000, "verifications per contender per round", smoke=200
+    )
+    parser.add_scaled("--db-calls", int, 200, 100, "authenticate calls per round", smoke=20)
     parser.add_clock("wall")
     args = parser.parse_args()
     clock = args.timer

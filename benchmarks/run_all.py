@@ -1,6 +1,6 @@
 """Runs every benchmark and prints one table of their ratios against the targets.
 
-    .venv/bin/python benchmarks/run_all.py [--quick] [--only NAME,...] [--strict]
+    .venv/bin/python benchmarks/run_all.py [--quick | --smoke] [--only NAME,...] [--strict]
 
 ``scripts/bench`` installs what they need first (``.[all,bench]`` into .venv, the
 GraphQL virtualenvs) and then runs this. The benchmarks run one after the other (side by
@@ -9,9 +9,12 @@ side they would measure each other), each as its own process with ``--json`` (an
 object on stdout (see benchlib.py). The GraphQL benchmark runs through
 ``benchmarks/graphql/run.sh``, in its own virtualenvs.
 
+``--smoke`` is the form CI runs: every benchmark once in its quickest form, to show that
+each still runs and still produces all its ratios; the ratios it prints are rough.
+
 Exit status: 0 when every benchmark ran, MISSED ratios included (they are readings of a
-noisy machine, not failures); 1 when a benchmark failed to run, or, with ``--strict``,
-when a target was missed.
+noisy machine, not failures); 1 when a benchmark failed to run or gave no result, or,
+with ``--strict``, when a target was missed.
 """
 
 from __future__ import annotations
@@ -41,9 +44,9 @@ BENCHMARKS: dict[str, list[str]] = {
 }
 
 
-def run(name: str, quick: bool) -> tuple[list[benchlib.Ratio], str | None]:
+def run(name: str, form: list[str]) -> tuple[list[benchlib.Ratio], str | None]:
     """Run one benchmark; returns its ratios, or an error message."""
-    cmd = [*BENCHMARKS[name], "--json"] + (["--quick"] if quick else [])
+    cmd = [*BENCHMARKS[name], "--json", *form]
     done = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, cwd=HERE.parent)
     if done.returncode != 0:
         return [], f"exit status {done.returncode}"
@@ -59,7 +62,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--quick", action="store_true", help="fewer rounds: about 1-2 minutes")
+    forms = parser.add_mutually_exclusive_group()
+    forms.add_argument("--quick", action="store_true", help="fewer rounds: a rougher reading")
+    forms.add_argument(
+        "--smoke", action="store_true", help="each benchmark in its quickest form (what CI runs)"
+    )
     parser.add_argument(
         "--only", help=f"comma-separated subset of: {', '.join(BENCHMARKS)} (default: all)"
     )
@@ -70,21 +77,23 @@ def main() -> int:
     if unknown:
         parser.error(f"unknown benchmark(s) {', '.join(unknown)}; known: {', '.join(BENCHMARKS)}")
 
+    form = ["--smoke"] if args.smoke else ["--quick"] if args.quick else []
+    label = f" ({form[0]})" if form else ""
     started = time.monotonic()
     rows: list[tuple[str, benchlib.Ratio]] = []
     errors: dict[str, str] = {}
     took: dict[str, float] = {}
     for name in names:
-        print(f"\n===== {name}{' (--quick)' if args.quick else ''}", flush=True)
+        print(f"\n===== {name}{label}", flush=True)
         t0 = time.monotonic()
-        ratios, error = run(name, args.quick)
+        ratios, error = run(name, form)
         took[name] = time.monotonic() - t0
         rows += [(name, r) for r in ratios]
         if error:
             errors[name] = error
     total = time.monotonic() - started
 
-    print(f"\n===== all benchmarks{' (--quick)' if args.quick else ''}")
+    print(f"\n===== all benchmarks{label}")
     print("\n".join(benchlib.table(rows)))
     for name, error in errors.items():
         print(benchlib.table_row(name, f"(no result: {error})", "-", "-", "ERROR"))
@@ -92,7 +101,8 @@ def main() -> int:
         "\n"
         + ", ".join(f"{n} {t:.0f} s" for n, t in took.items())
         + f"; total {total:.0f} s. Ratios are medians of per-round paired ratios; "
-        "on a busy machine they move by about +-0.1 between runs."
+        "on a busy machine they move by about +-0.1 between runs"
+        + (" (more in the smoke form: a MISSED there is not a failure)." if args.smoke else ".")
     )
     missed = [r for _, r in rows if not r.ok]
     if errors:

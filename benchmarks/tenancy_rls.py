@@ -183,8 +183,10 @@ def batch(op: Callable[[int], Any], n: int, clock: Callable[[], float]) -> float
 
 def main() -> int:
     parser = benchlib.Parser(__doc__)
-    parser.add_scaled("--rounds", int, 15, 7)
-    parser.add_scaled("--batch-seconds", float, 0.2, 0.1, "seconds per contender per round")
+    parser.add_scaled("--rounds", int, 15, 7, smoke=2)
+    parser.add_scaled(
+        "--batch-seconds", float, 0.2, 0.1, "seconds per contender per round", smoke=0.02
+    )
     parser.add_clock("wall")
     args = parser.parse_args()
     clock = args.timer

@@ -440,8 +440,8 @@ def main() -> int:
         default="ours,ours-nocache,floor",
         help=f"comma-separated, from: {', '.join(ALL_CONTENDERS)}",
     )
-    parser.add_scaled("--rounds", int, 15, 7)
-    parser.add_scaled("--batch-seconds", float, 0.3, 0.15)
+    parser.add_scaled("--rounds", int, 15, 7, smoke=2)
+    parser.add_scaled("--batch-seconds", float, 0.3, 0.15, smoke=0.03)
     parser.add_argument("--warmup", type=int, default=100, help="requests per calibration pass")
     parser.add_clock("cpu")
     parser.add_argument("--middleware", choices=("none", "common"), default="none")

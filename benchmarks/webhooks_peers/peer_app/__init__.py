@@ -1,12 +1,15 @@
-"""The Django project and bench app the peers run in (``peer_driver.py``'s and its Celery
-worker's): settings, the Celery app, and one model, ``bench.BenchItem``, whose creation is
-the event both peers deliver.
+"""The peer's Django project and its one app (``benchmarks/webhooks_peers/peer_driver.py``
+and the peer's Celery worker, ``celery -A peer_app worker``).
 
-As in any Django project with Celery, importing the project package creates the Celery app,
-so that it is the current app before Django imports the peers' task modules (django-webhook
-declares its tasks with ``celery.current_app.task``).
+The Celery app is made here, as django-webhook documents it: it must be Celery's current
+app before Django imports django-webhook's tasks (declared with ``current_app.task``).
 """
 
-from .celery_app import app as celery_app
+import os
 
-__all__ = ["celery_app"]
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "peer_app.settings")
+app = Celery("peer_app")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

@@ -1,10 +1,8 @@
-from __future__ import annotations
-
 from django.db import models
 
 
 class BenchItem(models.Model):
-    """What the events are about: creating one is one event."""
+    """Creating one is one event (topic ``peer_app.BenchItem/create``)."""
 
     name = models.CharField(max_length=100)
 
