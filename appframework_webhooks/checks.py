@@ -92,9 +92,7 @@ def check_catalogue(**kwargs: Any) -> list[checks.CheckMessage]:
     ]
 
 
-def check_subscriptions(
-    databases: Any = None, **kwargs: Any
-) -> list[checks.CheckMessage]:
+def check_subscriptions(databases: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     """W003 (database): endpoints subscribed to names the catalogue does not have."""
     if not databases:
         return []

@@ -46,7 +46,10 @@ WEBHOOK_EVENTS = [
         "verifies deliveries.",
         {
             "type": "object",
-            "properties": {"endpoint_id": _ID, "sent_at": {"type": "string", "format": "date-time"}},
+            "properties": {
+                "endpoint_id": _ID,
+                "sent_at": {"type": "string", "format": "date-time"},
+            },
             "required": ["endpoint_id", "sent_at"],
         },
     ),

@@ -27,6 +27,7 @@ from .signals import endpoint_disabled
 __all__ = [
     "DISABLED_FAILING",
     "DISABLED_MANUALLY",
+    "disable_endpoint",
     "disable_threshold",
     "mail_owner",
     "note_final_failures",
@@ -88,6 +89,15 @@ def note_final_failures(endpoint_ids: Iterable[int]) -> list[WebhookEndpoint]:
     return disabled
 
 
+def disable_endpoint(endpoint: WebhookEndpoint, reason: str = DISABLED_MANUALLY) -> None:
+    """Turn ``endpoint`` off by hand (admin, API); nothing more is sent to it. Saving it
+    active again clears its failure count."""
+    endpoint.active = False
+    endpoint.disabled_at = timezone.now()
+    endpoint.disabled_reason = reason
+    endpoint.save(update_fields=["active", "disabled_at", "disabled_reason"])
+
+
 def _announce(endpoint: WebhookEndpoint) -> None:
     since = endpoint.failing_since
     logger.warning(
@@ -105,9 +115,7 @@ def _announce(endpoint: WebhookEndpoint) -> None:
         sender=WebhookEndpoint, endpoint=endpoint, failures=endpoint.failure_streak, since=since
     ):
         if isinstance(result, Exception):
-            logger.error(
-                "An endpoint_disabled receiver (%r) raised.", receiver, exc_info=result
-            )
+            logger.error("An endpoint_disabled receiver (%r) raised.", receiver, exc_info=result)
 
 
 def _owner_address(owner: Any) -> str:

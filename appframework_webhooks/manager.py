@@ -31,6 +31,7 @@ __all__ = [
 
 logger = logging.getLogger("appframework.webhooks")
 
+
 def serialize(event_name: Any, data: Any) -> str:
     """The request body, ``{"event": ..., "data": ...}``, serialized once for every
     endpoint (each signature covers exactly these bytes)."""
@@ -72,9 +73,7 @@ class WebhookManager:
         body = serialize(event_name, data)
         catalogue.check_fired(event_name)
         alias = using or DEFAULT_DB_ALIAS
-        endpoint_ids = subscribed_endpoint_ids(
-            connections[alias], event_name, current_tenant_id()
-        )
+        endpoint_ids = subscribed_endpoint_ids(connections[alias], event_name, current_tenant_id())
         if not endpoint_ids:
             return []
         jobs = [(pk, uuid.uuid4().hex) for pk in endpoint_ids]

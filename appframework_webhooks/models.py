@@ -64,13 +64,6 @@ class WebhookEndpoint(models.Model):
     def __str__(self) -> str:
         return f"{self.event} → {self.url}"
 
-    @classmethod
-    def from_db(cls, db: str | None, field_names: Any, values: Any) -> Any:
-        instance = super().from_db(db, field_names, values)
-        # Whether it was active when read: turning it back on clears its failure count.
-        instance._loaded_active = instance.__dict__.get("active")
-        return instance
-
     def save(self, *args: Any, **kwargs: Any) -> None:
         if self.active and getattr(self, "_loaded_active", None) is False:
             self.failure_streak = 0
@@ -88,6 +81,13 @@ class WebhookEndpoint(models.Model):
                 }
         super().save(*args, **kwargs)
         self._loaded_active = self.active
+
+    @classmethod
+    def from_db(cls, db: str | None, field_names: Any, values: Any, **kwargs: Any) -> Any:
+        instance = super().from_db(db, field_names, values, **kwargs)
+        # Whether it was active when read: turning it back on clears its failure count.
+        instance._loaded_active = bool(instance.__dict__.get("active", True))
+        return instance
 
 
 class WebhookDelivery(models.Model):

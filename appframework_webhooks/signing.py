@@ -109,7 +109,9 @@ def _keys(current: str, previous: str | None) -> SigningKeys:
     return SigningKeys(tuple(keys))
 
 
-def signing_keys(secret: str | SigningKeys | None, previous: str | None = None) -> SigningKeys | None:
+def signing_keys(
+    secret: str | SigningKeys | None, previous: str | None = None
+) -> SigningKeys | None:
     """The keys of an endpoint's current secret and, during a rotation's overlap, its
     previous one; None for an endpoint without a secret (unsigned deliveries)."""
     if isinstance(secret, SigningKeys):
@@ -259,8 +261,6 @@ def verify_webhook(
         if standard:
             given = _standard_signatures(str(standard))
             return any(hmac.compare_digest(d, g) for d in digests for g in given)
-        return any(
-            _same((V2_PREFIX + d.hex()).encode("ascii"), signature) for d in digests
-        )
+        return any(_same((V2_PREFIX + d.hex()).encode("ascii"), signature) for d in digests)
     except Exception:
         return False

@@ -107,9 +107,7 @@ def subscribed_endpoint_ids(
     tenant) always, and with a tenant, that tenant's own; never another tenant's."""
     from .models import WebhookEndpoint
 
-    table, column = _quoted(
-        connection, WebhookEndpoint, ("id", "event", "active", "tenant_id")
-    )
+    table, column = _quoted(connection, WebhookEndpoint, ("id", "event", "active", "tenant_id"))
     patterns = subscription_patterns(event)
     marks = ", ".join(["%s"] * len(patterns))
     params: list[Any] = [*patterns, True]
