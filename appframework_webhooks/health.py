@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from appframework.conf import app_settings
 
-from .models import WebhookEndpoint
+from .models import DISABLED_FAILING, DISABLED_MANUALLY, WebhookEndpoint
 from .signals import endpoint_disabled
 
 __all__ = [
@@ -35,10 +35,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger("appframework.webhooks")
-
-#: ``disabled_reason`` of an endpoint the health check disabled, and of one a person did.
-DISABLED_FAILING = "failing"
-DISABLED_MANUALLY = "manual"
 
 SUBJECT_TEMPLATE = "appframework_webhooks/email/endpoint_disabled_subject.txt"
 BODY_TEMPLATE = "appframework_webhooks/email/endpoint_disabled.txt"
@@ -90,10 +86,10 @@ def note_final_failures(endpoint_ids: Iterable[int]) -> list[WebhookEndpoint]:
 
 
 def disable_endpoint(endpoint: WebhookEndpoint, reason: str = DISABLED_MANUALLY) -> None:
-    """Turn ``endpoint`` off by hand (admin, API); nothing more is sent to it. Saving it
-    active again clears its failure count."""
+    """Turn ``endpoint`` off by hand; nothing more is sent to it. Saving it active again
+    clears its failure count (``WebhookEndpoint.save``)."""
     endpoint.active = False
-    endpoint.disabled_at = timezone.now()
+    endpoint.disabled_at = None
     endpoint.disabled_reason = reason
     endpoint.save(update_fields=["active", "disabled_at", "disabled_reason"])
 

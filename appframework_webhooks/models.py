@@ -6,9 +6,14 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-__all__ = ["WebhookDelivery", "WebhookEndpoint"]
+__all__ = ["DISABLED_FAILING", "DISABLED_MANUALLY", "WebhookDelivery", "WebhookEndpoint"]
+
+#: ``disabled_reason`` of an endpoint the health check disabled, and of one a person did.
+DISABLED_FAILING = "failing"
+DISABLED_MANUALLY = "manual"
 
 
 class WebhookEndpoint(models.Model):
@@ -65,29 +70,26 @@ class WebhookEndpoint(models.Model):
         return f"{self.event} → {self.url}"
 
     def save(self, *args: Any, **kwargs: Any) -> None:
-        if self.active and getattr(self, "_loaded_active", None) is False:
+        # Turned off by hand (the admin's checkbox, the API): say so. Turned back on:
+        # its failures are forgotten and the next one starts a new count.
+        health = self._health_on_save()
+        fields = kwargs.get("update_fields")
+        if health and fields is not None:
+            kwargs["update_fields"] = {*fields, *health}
+        super().save(*args, **kwargs)
+
+    def _health_on_save(self) -> list[str]:
+        if not self.active and self.disabled_at is None:
+            self.disabled_at = timezone.now()
+            self.disabled_reason = self.disabled_reason or DISABLED_MANUALLY
+            return ["disabled_at", "disabled_reason"]
+        if self.active and self.disabled_at is not None:
             self.failure_streak = 0
             self.failing_since = None
             self.disabled_at = None
             self.disabled_reason = ""
-            fields = kwargs.get("update_fields")
-            if fields is not None:
-                kwargs["update_fields"] = {
-                    *fields,
-                    "failure_streak",
-                    "failing_since",
-                    "disabled_at",
-                    "disabled_reason",
-                }
-        super().save(*args, **kwargs)
-        self._loaded_active = self.active
-
-    @classmethod
-    def from_db(cls, db: str | None, field_names: Any, values: Any, **kwargs: Any) -> Any:
-        instance = super().from_db(db, field_names, values, **kwargs)
-        # Whether it was active when read: turning it back on clears its failure count.
-        instance._loaded_active = bool(instance.__dict__.get("active", True))
-        return instance
+            return ["failure_streak", "failing_since", "disabled_at", "disabled_reason"]
+        return []
 
 
 class WebhookDelivery(models.Model):

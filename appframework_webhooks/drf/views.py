@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from django.db.models import QuerySet
-from django.utils import timezone
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -14,7 +13,6 @@ from rest_framework.response import Response
 from appframework_tenancy.context import current_tenant_id
 from appframework_tenancy.exceptions import TenantRequired
 
-from ..health import DISABLED_MANUALLY
 from ..models import WebhookDelivery, WebhookEndpoint
 from ..probe import send_test_event
 from ..recovery import recover_deliveries
@@ -77,14 +75,6 @@ class WebhookEndpointViewSet(viewsets.ModelViewSet[WebhookEndpoint]):
         # Shown here and on GET .../secret/ only, in the form the receiver's library takes.
         data["secret"] = whsec(serializer.instance.secret or "")
         return Response(data, status=status.HTTP_201_CREATED)
-
-    def perform_update(self, serializer: Any) -> None:
-        endpoint: WebhookEndpoint = serializer.instance
-        was_active = endpoint.active
-        extra: dict[str, Any] = {}
-        if was_active and serializer.validated_data.get("active") is False:
-            extra = {"disabled_at": timezone.now(), "disabled_reason": DISABLED_MANUALLY}
-        serializer.save(**extra)
 
     @action(detail=True, methods=["post"], url_path="rotate-secret")
     def rotate_secret(self, request: Request, pk: Any = None) -> Response:
