@@ -99,6 +99,17 @@ def subscription_patterns(event: str) -> list[str]:
     return [event, *(".".join(parts[:n]) + ".*" for n in range(1, len(parts))), "*"]
 
 
+def _integer(tenant_id: Any) -> int | None:
+    # Endpoints store integer tenant ids; a project whose tenants have other ids (UUIDs)
+    # has no tenant-owned endpoints, and its events reach the operator's only.
+    if tenant_id is None or isinstance(tenant_id, bool):
+        return None
+    try:
+        return int(tenant_id)
+    except (TypeError, ValueError):
+        return None
+
+
 def subscribed_endpoint_ids(
     connection: BaseDatabaseWrapper, event: str, tenant_id: Any = None
 ) -> list[int]:
@@ -112,9 +123,10 @@ def subscribed_endpoint_ids(
     marks = ", ".join(["%s"] * len(patterns))
     params: list[Any] = [*patterns, True]
     tenant = f"{column['tenant_id']} IS NULL"
-    if tenant_id is not None:
+    owner = _integer(tenant_id)
+    if owner is not None:
         tenant = f"({tenant} OR {column['tenant_id']} = %s)"
-        params.append(int(tenant_id))
+        params.append(owner)
     sql = (
         f"SELECT {column['id']} FROM {table} "
         f"WHERE {column['event']} IN ({marks}) AND {column['active']} = %s AND {tenant}"

@@ -321,3 +321,13 @@ def test_with_no_tenant_selected_the_api_is_a_404(db: Any) -> None:
     with as_tenant(None):
         response = _client(user).get(API)
     _problem(response, 404, "tenant_required")
+
+
+def test_a_tenant_id_that_is_no_integer_reaches_the_operators_endpoints_only(
+    three_owners: dict[str, int], monkeypatch: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    """Endpoints hold integer tenant ids; a project with UUID tenants still fires."""
+    with as_tenant("0b8f1c9e-6a57-4f1e-9a47-2f7c1d3e5a10"):
+        assert _selected(monkeypatch, django_capture_on_commit_callbacks) == {
+            three_owners["operator"]
+        }
