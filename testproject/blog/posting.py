@@ -25,7 +25,9 @@ def _unsafe(text: str, allowed: set[str]) -> bool:
     characters) and lone surrogate (Cs) characters: a NUL the database refuses, a
     surrogate that cannot be stored as UTF-8, an override that makes a title lie about
     where it ends."""
-    return any(unicodedata.category(ch) in ("Cc", "Cf", "Cs") and ch not in allowed for ch in text)
+    return any(
+        unicodedata.category(ch) in ("Cc", "Cf", "Cs") and ch not in allowed for ch in text
+    )
 
 
 def create_post(user: Any, title: Any, body: Any = "") -> Post:
