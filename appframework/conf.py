@@ -253,6 +253,19 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "BATCH_SIZE": 100,
         # Sends of one batch in flight at once (threads per worker process).
         "BATCH_CONCURRENCY": 16,
+        # Seconds a rotated-out secret keeps signing beside the new one (both signatures
+        # in webhook-signature), unless the rotation names its own overlap.
+        "SECRET_OVERLAP": 24 * 3600,
+        # An endpoint is disabled once FAILURES deliveries in a row have failed for good,
+        # the first of them at least SECONDS ago (both); None never disables one.
+        "DISABLE_AFTER": {"FAILURES": 20, "SECONDS": 5 * 24 * 3600},
+        # Firing an event name the catalogue does not have raises ValidationException.
+        # AUTO: under DEBUG and in tests (Django's test environment); otherwise it is
+        # logged and delivered.
+        "STRICT_EVENTS": AUTO,
+        # False: on PostgreSQL the jobs' own connections commit the delivery log with
+        # synchronous_commit = off (the last rows can be lost if PostgreSQL crashes).
+        "DELIVERY_LOG_SYNCHRONOUS_COMMIT": True,
     },
     "GRAPHQL": {
         "SCHEMA": None,

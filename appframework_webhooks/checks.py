@@ -10,7 +10,9 @@ from django.conf import settings
 from django.core import checks
 
 from appframework.checks import check_error, check_warning
-from appframework.conf import app_settings
+from appframework.conf import AUTO, app_settings
+
+from .catalogue import catalogue
 
 _NUMBERS = ("CONNECT_TIMEOUT", "READ_TIMEOUT", "DEADLINE", "BACKOFF_BASE", "BACKOFF_CAP")
 REDIS_VISIBILITY_DEFAULT = 3600
@@ -34,6 +36,12 @@ def check_settings(**kwargs: Any) -> list[checks.CheckMessage]:
     limit = conf.RESPONSE_BODY_LIMIT
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
         problems.append(f"RESPONSE_BODY_LIMIT must be an int >= 0, got {limit!r}")
+    overlap = conf.SECRET_OVERLAP
+    if not isinstance(overlap, int | float) or isinstance(overlap, bool) or overlap < 0:
+        problems.append(f"SECRET_OVERLAP must be a number of seconds >= 0, got {overlap!r}")
+    problems.extend(_disable_after_problems(conf.DISABLE_AFTER))
+    if conf.STRICT_EVENTS is not AUTO and not isinstance(conf.STRICT_EVENTS, bool):
+        problems.append(f"STRICT_EVENTS must be AUTO, True or False, got {conf.STRICT_EVENTS!r}")
     for entry in conf.ALLOWED_NETWORKS or ():
         try:
             ipaddress.ip_network(str(entry), strict=False)
@@ -46,6 +54,69 @@ def check_settings(**kwargs: Any) -> list[checks.CheckMessage]:
             "Fix the value named in the message.",
         )
         for problem in problems
+    ]
+
+
+def _disable_after_problems(value: Any) -> list[str]:
+    if value is None:
+        return []
+    failures = value.get("FAILURES") if isinstance(value, dict) else None
+    seconds = value.get("SECONDS") if isinstance(value, dict) else None
+    if (
+        not isinstance(value, dict)
+        or set(value) != {"FAILURES", "SECONDS"}
+        or not isinstance(failures, int)
+        or isinstance(failures, bool)
+        or failures < 1
+        or not isinstance(seconds, int | float)
+        or isinstance(seconds, bool)
+        or seconds < 0
+    ):
+        return [
+            "DISABLE_AFTER must be None or {'FAILURES': int >= 1, 'SECONDS': seconds >= 0}, "
+            f"got {value!r}"
+        ]
+    return []
+
+
+def check_catalogue(**kwargs: Any) -> list[checks.CheckMessage]:
+    """E002: an app's ``webhook_events`` that cannot be read, or declares a bad event."""
+    catalogue.names()  # loads it
+    return [
+        check_error(
+            "appframework_webhooks.E002",
+            f"Webhook event catalogue: {problem}.",
+            "Declare WebhookEvent objects with dotted lower-case names, one definition per name.",
+        )
+        for problem in catalogue.problems
+    ]
+
+
+def check_subscriptions(databases: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """W003 (database): endpoints subscribed to names the catalogue does not have."""
+    if not databases:
+        return []
+    from django.db import DatabaseError
+
+    from .models import WebhookEndpoint
+
+    unknown: set[str] = set()
+    for alias in databases:
+        try:
+            patterns = WebhookEndpoint.objects.using(alias).values_list("event", flat=True)
+            unknown.update(catalogue.unregistered(set(patterns)))
+        except DatabaseError:
+            continue  # not migrated yet: nothing subscribes to anything
+    if not unknown:
+        return []
+    return [
+        check_warning(
+            "appframework_webhooks.W003",
+            "Webhook endpoints subscribe to events the catalogue does not have: "
+            f"{', '.join(sorted(unknown))}. Firing them raises under STRICT_EVENTS "
+            "(DEBUG, tests) and they are missing from the catalogue customers see.",
+            "Declare them in an AppConfig's webhook_events, or fix the endpoints' event.",
+        )
     ]
 
 

@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 
 from django.db import DatabaseError, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-__all__ = ["IDLE_CHECK", "close_kept_connections", "kept_connection"]
+__all__ = ["IDLE_CHECK", "close_kept_connections", "kept_connection", "relax_commit"]
 
 #: Seconds a kept connection may sit idle before it is checked before use (servers,
 #: proxies and firewalls drop idle connections).
@@ -88,3 +89,24 @@ def close_kept_connections() -> None:
         with suppress(DatabaseError):
             wrapper.close()
     held.clear()
+
+
+#: The PostgreSQL sessions already switched to asynchronous commit (by their driver
+#: connection: a reconnect is a new session, which starts durable again).
+_relaxed: weakref.WeakSet[object] = weakref.WeakSet()
+
+
+def relax_commit(wrapper: BaseDatabaseWrapper) -> None:
+    """``SET synchronous_commit = off`` on a kept PostgreSQL connection, once per
+    session (``DELIVERY_LOG_SYNCHRONOUS_COMMIT = False``): its commits no longer wait
+    for the WAL flush, and a crash of PostgreSQL itself can lose the last ones. Never
+    on a connection inside a transaction (the caller's own), nor on another database."""
+    if wrapper.vendor != "postgresql" or wrapper.in_atomic_block:
+        return
+    wrapper.ensure_connection()
+    raw = wrapper.connection
+    if raw is None or raw in _relaxed:
+        return
+    with wrapper.cursor() as cursor:
+        cursor.execute("SET synchronous_commit = off")
+    _relaxed.add(raw)

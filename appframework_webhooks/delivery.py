@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from appframework.conf import app_settings
 
 from .exceptions import UnsafeWebhookUrlError
-from .signing import sign, sign_v2
+from .signing import SigningKeys, signature_headers, signing_keys
 from .transport import SendError, post
 
 __all__ = ["AttemptResult", "deliver_once", "error_code", "failed_attempt", "webhook_headers"]
@@ -31,18 +31,28 @@ class AttemptResult:
 
 
 def webhook_headers(
-    event: str, body: bytes, secret: str | None, delivery_id: str, timestamp: int
+    event: str,
+    body: bytes,
+    secret: str | SigningKeys | None,
+    delivery_id: str,
+    timestamp: int,
 ) -> dict[str, str]:
+    """The request's headers: the Standard Webhooks set (``webhook-id``,
+    ``webhook-timestamp``, ``webhook-signature``) beside the suite's own (``X-Webhook-*``),
+    both signed once per attempt (signing.signature_headers)."""
+    stamp = str(timestamp)
     headers = {
         "Content-Type": "application/json",
         "X-Webhook-Event": event,
         "X-Webhook-Id": delivery_id,
-        "X-Webhook-Timestamp": str(timestamp),
+        "X-Webhook-Timestamp": stamp,
+        "webhook-id": delivery_id,
+        "webhook-timestamp": stamp,
         "User-Agent": "appframework-webhooks",
     }
-    if secret:
-        headers["X-Webhook-Signature"] = sign(secret, body)
-        headers["X-Webhook-Signature-V2"] = sign_v2(secret, delivery_id, timestamp, body)
+    keys = signing_keys(secret)
+    if keys is not None:
+        headers.update(signature_headers(keys, delivery_id, timestamp, body))
     return headers
 
 
@@ -95,7 +105,7 @@ def failed_attempt(error: str, duration_ms: int = 0) -> AttemptResult:
 
 
 def deliver_once(
-    url: str, event: str, body: bytes, secret: str | None, delivery_id: str
+    url: str, event: str, body: bytes, secret: str | SigningKeys | None, delivery_id: str
 ) -> AttemptResult:
     """One attempt: sign, POST the exact bytes to the checked address, read a capped
     piece of the answer within ``DEADLINE``. Never raises for what a receiver does."""

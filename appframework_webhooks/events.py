@@ -8,8 +8,52 @@ from __future__ import annotations
 
 from typing import Any
 
+from .catalogue import WebhookEvent
+
 USER_REGISTERED = "user.registered"
 USER_PASSKEY_ADDED = "user.passkey_added"
+#: What the endpoint API's "send a test event" sends (to one endpoint, whatever it
+#: subscribes to).
+WEBHOOK_TEST = "webhook.test"
+
+_ID = {"type": "integer"}
+
+#: The events of this app, in the catalogue through WebhooksServiceProvider.webhook_events.
+WEBHOOK_EVENTS = [
+    WebhookEvent(
+        USER_REGISTERED,
+        "A new account was created.",
+        {
+            "type": "object",
+            "properties": {"user_id": _ID},
+            "required": ["user_id"],
+            "additionalProperties": False,
+        },
+    ),
+    WebhookEvent(
+        USER_PASSKEY_ADDED,
+        "A user added a passkey to their account.",
+        {
+            "type": "object",
+            "properties": {"user_id": _ID, "passkey_id": _ID},
+            "required": ["user_id", "passkey_id"],
+            "additionalProperties": False,
+        },
+    ),
+    WebhookEvent(
+        WEBHOOK_TEST,
+        "A test event, sent on request to one endpoint to check that it receives and "
+        "verifies deliveries.",
+        {
+            "type": "object",
+            "properties": {
+                "endpoint_id": _ID,
+                "sent_at": {"type": "string", "format": "date-time"},
+            },
+            "required": ["endpoint_id", "sent_at"],
+        },
+    ),
+]
 
 
 def fire_user_registered(sender: Any, user: Any, request: Any = None, **kwargs: Any) -> None:

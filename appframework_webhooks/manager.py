@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
-import re
 import uuid
 from collections.abc import Mapping
 from typing import Any
@@ -17,7 +16,9 @@ from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.http import HttpRequest
 
 from appframework.exceptions import ValidationException
+from appframework_tenancy.context import current_tenant_id
 
+from .catalogue import EVENT_NAME, catalogue
 from .sql import subscribed_endpoint_ids
 from .tasks import publish
 
@@ -30,13 +31,11 @@ __all__ = [
 
 logger = logging.getLogger("appframework.webhooks")
 
-# Visible ASCII, inner spaces allowed: a header value every HTTP client can send.
-_EVENT_NAME = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?")
 
 def serialize(event_name: Any, data: Any) -> str:
     """The request body, ``{"event": ..., "data": ...}``, serialized once for every
     endpoint (each signature covers exactly these bytes)."""
-    if not isinstance(event_name, str) or not _EVENT_NAME.fullmatch(event_name):
+    if not isinstance(event_name, str) or not EVENT_NAME.fullmatch(event_name):
         raise ValidationException(
             "event_name: 1 to 255 visible ASCII characters (it travels in the "
             "X-Webhook-Event header), spaces only inside.",
@@ -66,12 +65,15 @@ class WebhookManager:
     def fire_sync(
         self, event_name: str, data: Mapping[str, Any], *, using: str | None = None
     ) -> list[str]:
-        """Queue one delivery per active endpoint subscribed to ``event_name`` once the
-        current transaction commits (at once outside a transaction; nothing if it rolls
-        back). One query; returns the delivery ids (``X-Webhook-Id``)."""
+        """Queue one delivery per active endpoint subscribed to ``event_name`` (by name,
+        prefix wildcard or ``*``) once the current transaction commits (at once outside a
+        transaction; nothing if it rolls back). Under a tenant, that tenant's endpoints
+        and the operator's (no tenant); with none, the operator's only. One query;
+        returns the delivery ids (``webhook-id``)."""
         body = serialize(event_name, data)
+        catalogue.check_fired(event_name)
         alias = using or DEFAULT_DB_ALIAS
-        endpoint_ids = subscribed_endpoint_ids(connections[alias], event_name)
+        endpoint_ids = subscribed_endpoint_ids(connections[alias], event_name, current_tenant_id())
         if not endpoint_ids:
             return []
         jobs = [(pk, uuid.uuid4().hex) for pk in endpoint_ids]

@@ -12,13 +12,29 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from django.db import models
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils import timezone
 
-__all__ = ["LogRow", "insert_log_rows", "read_endpoints", "subscribed_endpoint_ids"]
+__all__ = [
+    "EndpointRow",
+    "LogRow",
+    "insert_log_rows",
+    "read_endpoints",
+    "subscribed_endpoint_ids",
+    "subscription_patterns",
+]
+
+
+class EndpointRow(NamedTuple):
+    url: str
+    secret: str | None
+    #: The secret before the last rotation, while its overlap lasts; else None.
+    previous_secret: str | None
+    #: Deliveries in a row that failed for good (a success sets it back to 0).
+    failure_streak: int
 
 
 @dataclass(frozen=True)
@@ -75,17 +91,48 @@ def _quoted(
     return found
 
 
-def subscribed_endpoint_ids(connection: BaseDatabaseWrapper, event: str) -> list[int]:
-    """The ids of the active endpoints subscribed to exactly ``event``."""
+def subscription_patterns(event: str) -> list[str]:
+    """The subscriptions that receive ``event``: its name, each prefix wildcard above it
+    and ``*`` (``order.item.paid``: ``order.item.paid``, ``order.*``, ``order.item.*``,
+    ``*``), so that an indexed ``IN`` finds them all."""
+    parts = event.split(".")
+    return [event, *(".".join(parts[:n]) + ".*" for n in range(1, len(parts))), "*"]
+
+
+def _integer(tenant_id: Any) -> int | None:
+    # Endpoints store integer tenant ids; a project whose tenants have other ids (UUIDs)
+    # has no tenant-owned endpoints, and its events reach the operator's only.
+    if tenant_id is None or isinstance(tenant_id, bool):
+        return None
+    try:
+        return int(tenant_id)
+    except (TypeError, ValueError):
+        return None
+
+
+def subscribed_endpoint_ids(
+    connection: BaseDatabaseWrapper, event: str, tenant_id: Any = None
+) -> list[int]:
+    """The ids of the active endpoints subscribed to ``event`` (by name, prefix wildcard
+    or ``*``) that may receive it under ``tenant_id``: the operator's endpoints (no
+    tenant) always, and with a tenant, that tenant's own; never another tenant's."""
     from .models import WebhookEndpoint
 
-    table, column = _quoted(connection, WebhookEndpoint, ("id", "event", "active"))
+    table, column = _quoted(connection, WebhookEndpoint, ("id", "event", "active", "tenant_id"))
+    patterns = subscription_patterns(event)
+    marks = ", ".join(["%s"] * len(patterns))
+    params: list[Any] = [*patterns, True]
+    tenant = f"{column['tenant_id']} IS NULL"
+    owner = _integer(tenant_id)
+    if owner is not None:
+        tenant = f"({tenant} OR {column['tenant_id']} = %s)"
+        params.append(owner)
     sql = (
         f"SELECT {column['id']} FROM {table} "
-        f"WHERE {column['event']} = %s AND {column['active']} = %s"
+        f"WHERE {column['event']} IN ({marks}) AND {column['active']} = %s AND {tenant}"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [event, True])
+        cursor.execute(sql, params)
         return [row[0] for row in cursor.fetchall()]
 
 
@@ -108,21 +155,35 @@ def _cursor(connection: BaseDatabaseWrapper, prepared: bool) -> Iterator[Any]:
 
 def read_endpoints(
     connection: BaseDatabaseWrapper, ids: Sequence[int], *, prepared: bool = False
-) -> dict[int, tuple[str, str | None]]:
-    """``{id: (url, secret)}`` of the endpoints among ``ids`` that exist and are active."""
+) -> dict[int, EndpointRow]:
+    """The endpoints among ``ids`` that exist and are active; the previous secret only
+    while its rotation's overlap lasts."""
     from .models import WebhookEndpoint
 
     if not ids:
         return {}
-    table, column = _quoted(connection, WebhookEndpoint, ("id", "url", "secret", "active"))
+    names = (
+        "id",
+        "url",
+        "secret",
+        "previous_secret",
+        "previous_secret_expires_at",
+        "failure_streak",
+        "active",
+    )
+    table, column = _quoted(connection, WebhookEndpoint, names)
+    expires = _fields(WebhookEndpoint, ["previous_secret_expires_at"])[0]
+    now = expires.get_db_prep_value(timezone.now(), connection)
     marks = ", ".join(["%s"] * len(ids))
     sql = (
-        f"SELECT {column['id']}, {column['url']}, {column['secret']} "
+        f"SELECT {column['id']}, {column['url']}, {column['secret']}, "
+        f"CASE WHEN {column['previous_secret_expires_at']} > %s "
+        f"THEN {column['previous_secret']} END, {column['failure_streak']} "
         f"FROM {table} WHERE {column['id']} IN ({marks}) AND {column['active']} = %s"
     )
     with _cursor(connection, prepared) as cursor:
-        cursor.execute(sql, [*ids, True])
-        return {row[0]: (row[1], row[2]) for row in cursor.fetchall()}
+        cursor.execute(sql, [now, *ids, True])
+        return {row[0]: EndpointRow(row[1], row[2], row[3], row[4]) for row in cursor.fetchall()}
 
 
 def insert_log_rows(

@@ -24,11 +24,12 @@ from django.db import InterfaceError, OperationalError, router
 from appframework.conf import app_settings
 from appframework.errors import is_outage
 
-from .connection import kept_connection
+from .connection import kept_connection, relax_commit
 from .delivery import AttemptResult, deliver_once, failed_attempt
 from .schedule import WORKER_PUBLISH_RETRY, backoff, batch_wait, time_limits
 from .signals import webhook_queue_failed
-from .sql import LogRow, insert_log_rows, read_endpoints
+from .signing import SigningKeys, signing_keys
+from .sql import EndpointRow, LogRow, insert_log_rows, read_endpoints
 
 __all__ = [
     "FAN_OUT_THRESHOLD",
@@ -60,7 +61,7 @@ def _keeps_connection(task: Any) -> bool:
     return not (getattr(request, "is_eager", False) or getattr(request, "called_directly", True))
 
 
-def _read(ids: list[int], keep: bool) -> dict[int, tuple[str, str | None]]:
+def _read(ids: list[int], keep: bool) -> dict[int, EndpointRow]:
     from .models import WebhookEndpoint
 
     alias = router.db_for_read(WebhookEndpoint)
@@ -82,11 +83,42 @@ def _write_log(rows: list[LogRow], keep: bool) -> None:
     from .models import WebhookDelivery
 
     with kept_connection(router.db_for_write(WebhookDelivery), keep=keep) as connection:
+        if keep and not app_settings.WEBHOOKS.DELIVERY_LOG_SYNCHRONOUS_COMMIT:
+            relax_commit(connection)
         insert_log_rows(connection, rows, prepared=keep)
 
 
+def _secret(row: EndpointRow) -> str | SigningKeys | None:
+    """What an attempt signs with: the secret alone, or during a rotation's overlap the
+    keys of both secrets (worked out once per pair of secrets and process)."""
+    if row.previous_secret and row.secret:
+        return signing_keys(row.secret, row.previous_secret)
+    return row.secret
+
+
+def _health(delivered: list[int], failed_for_good: list[int], keep: bool) -> None:
+    """Forget the failures of endpoints that took a delivery; count (and maybe disable)
+    those whose delivery failed for good. Never fails the job: the delivery is done."""
+    if not delivered and not failed_for_good:
+        return
+    from .health import note_final_failures, reset_failure_streaks
+    from .models import WebhookEndpoint
+
+    try:
+        with kept_connection(router.db_for_write(WebhookEndpoint), keep=keep):
+            reset_failure_streaks(delivered)
+            note_final_failures(failed_for_good)
+    except Exception:
+        logger.exception("Could not record the health of webhook endpoints.")
+
+
 def _attempt(
-    url: str, event: str, body: bytes, secret: str | None, delivery_id: str, attempt: int
+    url: str,
+    event: str,
+    body: bytes,
+    secret: str | SigningKeys | None,
+    delivery_id: str,
+    attempt: int,
 ) -> AttemptResult:
     try:
         return deliver_once(url, event, body, secret, delivery_id)
@@ -168,16 +200,19 @@ def DeliverWebhookJob(self: Any, endpoint_id: int, event: str, body: str, delive
     if endpoint is None:
         _skipped(event, delivery_id, endpoint_id)
         return "skipped"
-    url, secret = endpoint
+    url = endpoint.url
     attempt = self.request.retries + 1
     max_attempts = self.max_attempts
-    outcome = _attempt(url, event, body.encode("utf-8"), secret, delivery_id, attempt)
+    outcome = _attempt(url, event, body.encode("utf-8"), _secret(endpoint), delivery_id, attempt)
     final = _is_final(outcome, attempt, max_attempts)
     _write_log([_log_row(endpoint_id, event, body, delivery_id, attempt, outcome, final)], keep)
     _report(event, delivery_id, url, attempt, outcome, final)
     if outcome.success:
+        if endpoint.failure_streak:
+            _health([endpoint_id], [], keep)
         return "delivered"
     if final:
+        _health([], [endpoint_id], keep)
         return "failed"
     try:
         raise self.retry(
@@ -240,13 +275,13 @@ def DeliverWebhookBatchJob(self: Any, event: str, body: str, jobs: list[tuple[in
     keep = _keeps_connection(self)
     endpoints = _read([int(pk) for pk, _ in jobs], keep)
     payload = body.encode("utf-8")
-    todo: list[tuple[int, str, str, str | None]] = []
+    todo: list[tuple[int, str, str, str | SigningKeys | None]] = []
     for pk, delivery_id in jobs:
         found = endpoints.get(int(pk))
         if found is None:
             _skipped(event, delivery_id, int(pk))
         else:
-            todo.append((int(pk), delivery_id, found[0], found[1]))
+            todo.append((int(pk), delivery_id, found.url, _secret(found)))
     pool = _sender_pool()
     # Each send runs in a copy of this task's context (its tenant, for one).
     futures = [
@@ -261,6 +296,8 @@ def DeliverWebhookBatchJob(self: Any, event: str, body: str, jobs: list[tuple[in
     max_attempts = self.max_attempts
     rows: list[LogRow] = []
     retry: list[tuple[int, str]] = []
+    recovered: list[int] = []
+    failed_for_good: list[int] = []
     delivered = 0
     for (pk, delivery_id, url, _), future in zip(todo, futures, strict=True):
         outcome = (
@@ -273,9 +310,14 @@ def DeliverWebhookBatchJob(self: Any, event: str, body: str, jobs: list[tuple[in
         _report(event, delivery_id, url, 1, outcome, final)
         if outcome.success:
             delivered += 1
-        elif not final:
+            if endpoints[pk].failure_streak:
+                recovered.append(pk)
+        elif final:
+            failed_for_good.append(pk)
+        else:
             retry.append((pk, delivery_id))
     _write_log(rows, keep)
+    _health(recovered, failed_for_good, keep)
     if retry:
         try:
             publish_jobs(event, body, retry, attempt=2, in_worker=True)

@@ -8,12 +8,15 @@ from appframework.auth import views as account
 from appframework.mfa import views as mfa
 from appframework.passkeys import views as passkeys
 from appframework_graphql.graphiql import asset_urlpatterns
+from appframework_webhooks.drf import WebhookEndpointViewSet
 from testproject.blog import views
 from testproject.blog.api_drf import PostViewSet
 from testproject.blog.api_ninja import api as ninja_api
 
 drf_router = DefaultRouter()
 drf_router.register("posts", PostViewSet, basename="drf-post")
+# The current tenant's own webhook endpoints (docs/webhooks.md, "The endpoint API").
+drf_router.register("webhook-endpoints", WebhookEndpointViewSet, basename="webhook-endpoint")
 
 # Errors raised outside any view (a 500) in the suite's one format too.
 handler400 = "appframework.views.bad_request"
@@ -74,6 +77,8 @@ urlpatterns = [
     path("signup", views.signup_view, name="signup"),
     path("webhooks", views.webhooks_page, name="webhooks"),
     path("webhooks/receiver", views.webhook_receiver, name="webhook-receiver"),
+    # The event catalogue as JSON, at /webhooks/events.
+    path("", include("appframework_webhooks.urls")),
     path("admin/", admin.site.urls),
     path("api/drf/", include(drf_router.urls)),
     # The browsable API's "Log in": Django's LoginView (a user with TOTP on is refused

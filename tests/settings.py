@@ -8,6 +8,8 @@ LOGGING = {"version": 1, "disable_existing_loggers": False, "root": {"level": "C
 
 # The tenancy leak matrix's models (no migrations: the test runner creates their tables).
 INSTALLED_APPS = [*INSTALLED_APPS, "tests.tenancy.lab"]  # noqa: F405
+# The webhook event names the tests fire, in the catalogue (firing others raises in tests).
+INSTALLED_APPS += ["tests.webhooks.events_app"]
 
 # Tests written before tenancy override APPFRAMEWORK wholesale (dropping the demo's
 # tenant resolver) and run as the demo's public tenant (tests/conftest.py), so the base

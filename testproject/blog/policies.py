@@ -56,6 +56,16 @@ def register(gate: Gate) -> None:
             Gate.role("moderator")(user) or Gate.permission("posts.publish")(user)
         ),
     )
+    # The tenant's webhook endpoints (/api/drf/webhook-endpoints/): every member of the
+    # tenant sees them and their delivery log; admins, or a role granting
+    # "webhooks.manage", create, change, rotate, recover and delete them.
+    gate.define("view-webhooks", lambda user, endpoint=None: bool(user.is_authenticated))
+    gate.define(
+        "manage-webhooks",
+        lambda user, endpoint=None: (
+            Gate.role("admin")(user) or Gate.permission("webhooks.manage")(user)
+        ),
+    )
     # Someone else's email address: admins, or any role granting "users.view-email".
     # (Everyone may see their own; the schema checks that before asking the Gate.)
     gate.define(

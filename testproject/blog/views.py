@@ -300,17 +300,32 @@ def _demo_webhook_secret() -> str:
     return str(getattr(settings, "DEMO_WEBHOOK_SECRET", ""))
 
 
+def _receiver_secrets() -> list[str]:
+    """The secrets this receiver knows, as a customer's receiver knows its own: the demo
+    endpoint's, and those of the endpoints a customer pointed here through the endpoint
+    API (/api/drf/webhook-endpoints/), the previous one too while a rotation overlaps."""
+    from appframework_webhooks import WebhookEndpoint
+
+    known = [_demo_webhook_secret()]
+    for current, previous in WebhookEndpoint.objects.filter(
+        url__endswith="/webhooks/receiver"
+    ).values_list("secret", "previous_secret"):
+        known += [current or "", previous or ""]
+    return [secret for secret in dict.fromkeys(known) if secret]
+
+
 KEEP_RECEIVED = 100
 #: verify_webhook's tolerance: a captured delivery replays within it, so the ids of that
 #: long are always kept (pruning never makes an id new again while it could replay).
 REPLAY_TOLERANCE = 300
 
 
-def _verified_webhook_id(request: HttpRequest, secret: str) -> str:
-    """The ``X-Webhook-Id`` of a request signed with ``secret`` both ways (the body, and
-    id + timestamp + body within the tolerance); 401 for anything else, unsigned posts
-    included. No secret configured: nothing can be verified, so nothing is accepted (an
-    HMAC under an empty key is anyone's to compute)."""
+def _verified_webhook_id(request: HttpRequest, secret: str | list[str]) -> str:
+    """The ``X-Webhook-Id`` of a request signed with ``secret`` (or one of several) both
+    ways (the body, and id + timestamp + body within the tolerance: the Standard Webhooks
+    ``webhook-signature``, else ``X-Webhook-Signature-V2``); 401 for anything else,
+    unsigned posts included. No secret configured: nothing can be verified, so nothing is
+    accepted (an HMAC under an empty key is anyone's to compute)."""
     from appframework.exceptions import UnauthorizedException
     from appframework_webhooks import verify_signature, verify_webhook
 
@@ -346,7 +361,7 @@ def webhook_receiver(request: HttpRequest) -> HttpResponse:
 
     from .models import ReceivedWebhook
 
-    webhook_id = _verified_webhook_id(request, _demo_webhook_secret())
+    webhook_id = _verified_webhook_id(request, _receiver_secrets())
     body = request.body
     try:
         event = str(_json_object(body).get("event", ""))

@@ -847,7 +847,7 @@ def _webhook_request(run: Run) -> None:
     documented = dict(line.split(": ", 1) for line in head.splitlines()[1:] if ": " in line)
     for name, value in documented.items():
         assert name in headers, f"{name} is not sent"
-        if not value.startswith("<") and not value.startswith("v2=<"):
+        if not value.startswith(("<", "v2=<", "v1,<")):
             assert headers[name] == value, (name, headers[name])
     assert headers["X-Webhook-Id"] == "d-42"
     assert headers["X-Webhook-Signature"] == sign(WEBHOOK_SECRET, body)
@@ -855,6 +855,28 @@ def _webhook_request(run: Run) -> None:
     assert headers["X-Webhook-Signature-V2"] == sign_v2(WEBHOOK_SECRET, "d-42", stamp, body)
     assert re.fullmatch(r"v2=[0-9a-f]{64}", headers["X-Webhook-Signature-V2"])
     assert re.fullmatch(r"[0-9a-f]{64}", headers["X-Webhook-Signature"])
+    # The Standard Webhooks set, as the reference library verifies it.
+    import standardwebhooks
+
+    from appframework_webhooks import whsec
+
+    assert headers["webhook-id"] == "d-42"
+    assert headers["webhook-timestamp"] == headers["X-Webhook-Timestamp"]
+    assert re.fullmatch(r"v1,[A-Za-z0-9+/]{43}=", headers["webhook-signature"])
+    standardwebhooks.Webhook(whsec(WEBHOOK_SECRET)).verify(body, headers)
+
+
+@check("catalogue_declared")
+def _catalogue_declared(run: Run) -> None:
+    """The AppConfig's events are what the catalogue reads (its checks accept them)."""
+    from appframework_webhooks import EventCatalogue
+
+    catalogue = EventCatalogue()
+    catalogue._loaded = True  # an empty catalogue, not read from the installed apps
+    catalogue.register(*run["ShopConfig"].webhook_events)
+    assert catalogue.names() == ["order.shipped"]
+    assert catalogue.matching("order.*") == ["order.shipped"]
+    assert catalogue.check_pattern("order.*") == "order.*"
 
 
 @setup("drf_models")

@@ -482,3 +482,39 @@ def test_check_ssrf_guard_runs_only_as_a_deploy_check(db: Any) -> None:
         }
     assert "appframework_webhooks.W002" not in plain
     assert "appframework_webhooks.W002" in deploy
+
+
+# -- admin: the catalogue, enabling and disabling ------------------------------------------------
+
+
+def test_endpoint_add_refuses_an_event_the_catalogue_lacks(admin: Client, public_dns: None) -> None:
+    response = admin.post(
+        f"{ENDPOINTS}add/",
+        {"url": "https://hooks.example.com/new", "event": "nothing.*", "active": "on"},
+    )
+    assert response.status_code == 200
+    form = response.context["adminform"].form
+    assert form.has_error("event", code="unknown_event")
+    assert not WebhookEndpoint.objects.exists()
+
+
+def test_endpoint_add_takes_a_prefix_wildcard(admin: Client, public_dns: None) -> None:
+    response = admin.post(
+        f"{ENDPOINTS}add/",
+        {"url": "https://hooks.example.com/new", "event": "order.*", "active": "on"},
+    )
+    assert response.status_code == 302
+    assert WebhookEndpoint.objects.get().event == "order.*"
+
+
+def test_the_disable_and_enable_actions_turn_an_endpoint_off_and_back_with_no_failures(
+    admin: Client,
+) -> None:
+    endpoint = WebhookEndpoint.objects.create(url="https://hooks.example.com/a", event="e")
+    WebhookEndpoint.objects.filter(pk=endpoint.pk).update(failure_streak=4)
+    admin.post(ENDPOINTS, {"action": "disable", "_selected_action": [str(endpoint.pk)]})
+    endpoint.refresh_from_db()
+    assert (endpoint.active, endpoint.disabled_reason) == (False, "manual")
+    admin.post(ENDPOINTS, {"action": "enable", "_selected_action": [str(endpoint.pk)]})
+    endpoint.refresh_from_db()
+    assert (endpoint.active, endpoint.failure_streak, endpoint.disabled_at) == (True, 0, None)

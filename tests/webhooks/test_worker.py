@@ -16,9 +16,15 @@ from celery import Celery, signals
 from celery.contrib.testing.worker import start_worker
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import connection, transaction
+from django.utils import timezone
 
 from appframework_tenancy import as_tenant, current_tenant_id
-from appframework_webhooks import WebhookDelivery, WebhookEndpoint, verify_signature
+from appframework_webhooks import (
+    WebhookDelivery,
+    WebhookEndpoint,
+    verify_signature,
+    verify_webhook,
+)
 from appframework_webhooks import tasks as webhook_tasks
 from appframework_webhooks.manager import WebhookManager
 from tests.core.test_ratelimit import require_redis
@@ -327,3 +333,99 @@ def test_a_webhook_fired_with_no_tenant_is_delivered_with_none_after_a_tenant_jo
     assert worker.wait_done(tenant_id) == ["delivered"]
     assert worker.wait_done(plain_id) == ["delivered"]
     assert tenant_seen == {tenant_id: [2], plain_id: [None]}
+
+
+# -- an outage: the endpoint disables, recovery re-sends each failed delivery once --------------
+def _wait_last(worker: Runs, delivery_id: str, outcome: str, timeout: float = 15.0) -> list[str]:
+    """``delivery_id``'s outcomes once the last is ``outcome`` (a recovered delivery runs
+    again under the id whose first round already ended)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        outcomes = worker.of(delivery_id)
+        if outcomes and outcomes[-1] == outcome:
+            return outcomes
+        time.sleep(0.02)
+    return worker.of(delivery_id)
+
+
+def test_an_outage_disables_the_endpoint_at_the_documented_point_and_recovery_sends_each_once(
+    worker: Runs, receiver: Any, loopback_allowed: None
+) -> None:
+    """The receiver's /flaky path answers 503 for a while. With MAX_ATTEMPTS 3 and
+    DISABLE_AFTER {FAILURES: 5, SECONDS: 0}, the fifth delivery that fails for good
+    disables the endpoint (signal, owner's email); the sixth event no longer selects it.
+    Once the receiver is back and the endpoint enabled, recovery sends each of the five
+    failed deliveries exactly once more, under its original webhook-id."""
+    from django.core import mail
+
+    from appframework_webhooks import endpoint_disabled, whsec
+    from appframework_webhooks.recovery import recover_deliveries
+    from testproject.blog.models import User
+
+    down = threading.Event()
+    down.set()
+
+    def respond(n: int) -> tuple[int, dict[str, str], bytes]:
+        flaky = receiver.hits[n].path.endswith("/flaky")
+        return (503, {}, b"down") if flaky and down.is_set() else (200, {}, b"ok")
+
+    receiver.respond = respond
+    owner = User.objects.create_user("hooks-owner@example.com", "pw")
+    signals: list[Any] = []
+    endpoint_disabled.connect(lambda sender, **kw: signals.append(kw), weak=False, dispatch_uid="t")
+    settings = webhook_settings(
+        ALLOWED_NETWORKS=["127.0.0.0/8"],
+        BACKOFF_BASE=0.01,
+        BACKOFF_CAP=0.05,
+        MAX_ATTEMPTS=3,
+        DISABLE_AFTER={"FAILURES": 5, "SECONDS": 0},
+    )
+    try:
+        with settings:
+            flaky = WebhookEndpoint.objects.create(
+                url=f"{receiver.url}/flaky", event="order.*", secret=whsec("k" * 24), owner=owner
+            )
+            WebhookEndpoint.objects.create(url=f"{receiver.url}/ok", event="order.paid")
+            started = timezone.now()
+            selected = []
+            for n in range(8):
+                ids = WebhookManager().fire_sync("order.paid", {"id": n})
+                selected.append(len(ids))
+                for delivery_id in ids:
+                    worker.wait_done(delivery_id)
+            flaky.refresh_from_db()
+            disabled = (flaky.active, flaky.failure_streak, flaky.disabled_reason)
+            failed = set(
+                WebhookDelivery.objects.filter(endpoint=flaky, final=True).values_list(
+                    "delivery_id", flat=True
+                )
+            )
+            flaky_hits = [h for h in receiver.hits if h.path.endswith("/flaky")]
+
+            down.clear()
+            flaky.active = True
+            flaky.save()
+            before = len(receiver.hits)
+            assert recover_deliveries(flaky, started) == 5
+            for delivery_id in failed:
+                assert _wait_last(worker, delivery_id, "delivered") == [
+                    "retry",
+                    "retry",
+                    "failed",
+                    "delivered",
+                ]
+            recovered = [h for h in receiver.hits[before:] if h.path.endswith("/flaky")]
+    finally:
+        endpoint_disabled.disconnect(dispatch_uid="t")
+
+    # Disabled at the documented point: the fifth delivery failed for good.
+    assert selected == [2] * 5 + [1] * 3
+    assert len(failed) == 5 and len(flaky_hits) == 15
+    assert disabled == (False, 5, "failing")
+    assert len(signals) == 1 and signals[0]["failures"] == 5
+    assert [m.to for m in mail.outbox] == [["hooks-owner@example.com"]]
+    # Recovery: each failed delivery exactly once, with its original id, signed.
+    assert sorted(h.headers["webhook-id"] for h in recovered) == sorted(failed)
+    assert all(verify_webhook(whsec("k" * 24), h.headers, h.body) for h in recovered)
+    assert WebhookDelivery.objects.filter(endpoint=flaky, success=True).count() == 5
+    assert WebhookEndpoint.objects.get(pk=flaky.pk).failure_streak == 0
