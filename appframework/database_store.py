@@ -115,8 +115,10 @@ class DatabaseStore(BaseCache):
 
     # -- the cache API -------------------------------------------------------------------
     def get(self, key: Any, default: Any = None, version: int | None = None) -> Any:
-        row = self._live(time.time()).filter(key=self._key(key, version)).values_list(
-            "value", "number"
+        row = (
+            self._live(time.time())
+            .filter(key=self._key(key, version))
+            .values_list("value", "number")
         )
         found = row.first()
         return default if found is None else self._decode(*found)
