@@ -63,6 +63,10 @@ class DatabaseStore(BaseCache):
         self._writes = itertools.count(1)
 
     # -- keys, rows and time -------------------------------------------------------------
+    def validate_key(self, key: str) -> None:
+        """Any key is stored (a long one by its digest): Memcached's limits, which
+        BaseCache warns about, are not this backend's."""
+
     def _key(self, key: Any, version: int | None) -> str:
         made = self.make_and_validate_key(key, version=version)
         if len(made) <= _KEY_LENGTH:

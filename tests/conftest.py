@@ -111,6 +111,7 @@ def _store_cleaner(django_db_setup: Any, django_db_blocker: Any) -> Iterator[Cal
     test database is dropped."""
     from concurrent.futures import ThreadPoolExecutor
 
+    from asgiref.sync import SyncToAsync
     from django.db import connections
 
     from appframework.auth.models import SharedRecord
@@ -127,6 +128,9 @@ def _store_cleaner(django_db_setup: Any, django_db_blocker: Any) -> Iterator[Cal
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-cleaner") as thread:
         yield lambda: thread.submit(clean).result()
         thread.submit(close).result()
+    # Async code reaches the store from asgiref's worker thread, whose connection would
+    # otherwise stay open and keep PostgreSQL from dropping the test database.
+    SyncToAsync.single_thread_executor.submit(close).result()
 
 
 @pytest.fixture(autouse=True)
