@@ -35,7 +35,6 @@ __all__ = [
     "database_store",
     "is_process_local",
     "shared_store",
-    "store_name",
 ]
 
 LOCMEM_BACKEND = "django.core.cache.backends.locmem.LocMemCache"
@@ -95,11 +94,3 @@ def shared_store(value: Any) -> BaseCache:
     # caches[...] is per thread (Django's rule for cache clients): not kept here.
     return caches[str(value)]
 
-
-def store_name(value: Any) -> str:
-    """How messages name the store a setting's value resolves to: the alias, or
-    ``"the database store"``."""
-    if value is AUTO:
-        alias = auto_alias()
-        return "the database store" if alias is None else f"cache {alias!r} (AUTO)"
-    return f"cache {str(value)!r}"
