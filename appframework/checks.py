@@ -16,8 +16,9 @@ from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
-from .conf import app_settings
+from .conf import AUTO, app_settings
 from .security.cookie import csrf_cookie_name
+from .stores import DUMMY_BACKEND, auto_alias, backend_class, is_process_local
 
 DOCS_HINT = "See docs/checks.md#{id}."
 
@@ -213,9 +214,6 @@ KNOWN_SECRET_KEYS: frozenset[str] = frozenset(
 #: Django's startproject writes keys with this prefix into settings.py, i.e. into git.
 INSECURE_KEY_PREFIX = "django-insecure-"
 
-LOCMEM_CACHE = "django.core.cache.backends.locmem.LocMemCache"
-
-
 @checks.register(checks.Tags.security, deploy=True)
 def check_demo_secret_key(
     *,
@@ -281,23 +279,17 @@ def cache_backend(alias: str) -> str:
     return str(config.get("BACKEND", "")) if isinstance(config, dict) else ""
 
 
-def is_locmem_cache(alias: str) -> bool:
-    backend = cache_backend(alias)
-    if backend == LOCMEM_CACHE:
-        return True
+def resolved_alias(value: Any) -> str | None:
+    """The cache alias a store setting's value uses: the alias named, or what ``AUTO``
+    resolves to; None for the suite's database store, shared by every process."""
+    return auto_alias() if value is AUTO else str(value)
+
+
+def _store_settings() -> tuple[Any, Any] | None:
+    """(REVOCATION_CACHE, RATE_LIMIT CACHE) as set, or None when APPFRAMEWORK is broken
+    (E002)."""
     try:
-        from django.core.cache.backends.locmem import LocMemCache
-
-        cls = import_string(backend) if backend else None
-        return isinstance(cls, type) and issubclass(cls, LocMemCache)
-    except ImportError:
-        return False
-
-
-def _cache_aliases() -> tuple[str, str] | None:
-    """(REVOCATION_CACHE, RATE_LIMIT CACHE), or None when APPFRAMEWORK is broken (E002)."""
-    try:
-        return str(app_settings.AUTH.REVOCATION_CACHE), str(app_settings.RATE_LIMIT.CACHE)
+        return app_settings.AUTH.REVOCATION_CACHE, app_settings.RATE_LIMIT.CACHE
     except (ImproperlyConfigured, AttributeError):
         return None
 
@@ -310,6 +302,14 @@ _REPLAY_CACHES = (
 )
 
 
+def _per_process(alias: str) -> str:
+    cls = backend_class(alias)
+    name = cls.__name__ if cls is not None else "?"
+    if cls is not None and issubclass(cls, import_string(DUMMY_BACKEND)):
+        return f"{name}, which keeps nothing at all"
+    return f"{name}: each process keeps its own copy"
+
+
 @checks.register(checks.Tags.caches, checks.Tags.security, deploy=True)
 def check_shared_caches(
     *,
@@ -317,35 +317,40 @@ def check_shared_caches(
     databases: Sequence[str] | None = None,
     **kwargs: Any,
 ) -> list[checks.CheckMessage]:
-    """W005: revocations or the login throttle on a per-process (locmem) cache."""
+    """W005: revocations, the throttles or one-use values on a per-process cache (an
+    alias named so; ``AUTO`` only when it cannot use the database store)."""
     uses: dict[str, list[str]] = {}
-    aliases = _cache_aliases()
-    if aliases is None:
+    values = _store_settings()
+    if values is None:
         return []
-    revocation, throttle = aliases
+    revocation, throttle = (resolved_alias(value) for value in values)
     if apps.is_installed("appframework.auth"):
-        uses.setdefault(revocation, []).append(
-            "AUTH['REVOCATION_CACHE'] (ended sessions, revoked tokens)"
-        )
-        uses.setdefault(throttle, []).append("RATE_LIMIT['CACHE'] (the login throttle)")
-    else:
+        if revocation is not None:
+            uses.setdefault(revocation, []).append(
+                "AUTH['REVOCATION_CACHE'] (ended sessions, revoked tokens)"
+            )
+        if throttle is not None:
+            uses.setdefault(throttle, []).append("RATE_LIMIT['CACHE'] (the login throttle)")
+    elif throttle is not None:
         uses.setdefault(throttle, []).append("RATE_LIMIT['CACHE'] (rate limits)")
     for app, section, key, what in _REPLAY_CACHES:
         if apps.is_installed(app):
-            alias = str(getattr(getattr(app_settings, section), key))
-            uses.setdefault(alias, []).append(f"{section}[{key!r}] ({what})")
+            alias = resolved_alias(getattr(getattr(app_settings, section), key))
+            if alias is not None:
+                uses.setdefault(alias, []).append(f"{section}[{key!r}] ({what})")
     return [
         check_warning(
             "appframework.W005",
-            f"Cache {alias!r}, used by APPFRAMEWORK {' and '.join(what)}, is Django's "
-            "LocMemCache: each process keeps its own copy, so with several workers a "
-            "logout, a revocation or a spent one-use value holds in one process only and "
-            "every process counts login attempts separately.",
-            f"Point CACHES[{alias!r}] at a shared cache (Redis, Memcached or Django's "
-            "database cache), or name another alias in APPFRAMEWORK.",
+            f"Cache {alias!r}, used by APPFRAMEWORK {' and '.join(what)}, is "
+            f"{_per_process(alias)}, so with several workers a logout, a revocation or a "
+            "spent one-use value holds in one process only and every process counts "
+            "login attempts separately.",
+            "Leave these settings at AUTO (the default cache when it is shared, else the "
+            f"suite's database store), point CACHES[{alias!r}] at a shared cache (Redis, "
+            "Memcached), or name another alias in APPFRAMEWORK.",
         )
         for alias, what in uses.items()
-        if is_locmem_cache(alias)
+        if is_process_local(alias)
     ]
 
 
@@ -360,10 +365,12 @@ def check_revocation_cache(
     **kwargs: Any,
 ) -> list[checks.CheckMessage]:
     """W006: the record of ended sessions sits where it can be evicted."""
-    aliases = _cache_aliases()
-    if not apps.is_installed("appframework.auth") or aliases is None:
+    values = _store_settings()
+    if not apps.is_installed("appframework.auth") or values is None:
         return []
-    revocation, throttle = aliases
+    revocation, throttle = (resolved_alias(value) for value in values)
+    if revocation is None:
+        return []  # the database store evicts nothing before it expires
     backend = cache_backend(revocation)
     reasons = []
     if revocation == throttle:
@@ -380,7 +387,9 @@ def check_revocation_cache(
             "appframework.W006",
             f"AUTH['REVOCATION_CACHE'] ({revocation!r}) may forget an ended session or a "
             f"revoked token — then a kept cookie or token works again: {'; '.join(reasons)}.",
-            "Give REVOCATION_CACHE an alias of its own on a cache that does not evict: "
-            "Django's database cache, or Redis with maxmemory-policy noeviction.",
+            "Give REVOCATION_CACHE an alias of its own on a store that does not evict: "
+            "the suite's database store (BACKEND "
+            "'appframework.database_store.DatabaseStore'), or Redis with "
+            "maxmemory-policy noeviction.",
         )
     ]

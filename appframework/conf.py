@@ -52,8 +52,10 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "PASSWORD_ITERATIONS": 0,
         # Import string of the class bound as the token manager (subclass TokenManager).
         "TOKEN_MANAGER": "appframework.auth.tokens.TokenManager",
-        # Cache alias holding ended sessions and revoked tokens until they expire.
-        "REVOCATION_CACHE": "default",
+        # Cache alias holding ended sessions and revoked tokens until they expire. AUTO
+        # (here and for the four other records): Django's "default" cache when every
+        # process shares it, else the suite's database store (appframework.stores).
+        "REVOCATION_CACHE": AUTO,
         # Plain logout() also revokes the API tokens issued from that session.
         "REVOKE_TOKENS_ON_LOGOUT": False,
         # Import string of the account adapter: what a project overrides of the account
@@ -119,8 +121,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "ORIGINS": [],
         # Seconds a ceremony (options, then the authenticator's answer) may take.
         "CHALLENGE_TIMEOUT": 300,
-        # Cache alias remembering spent challenges.
-        "CHALLENGE_CACHE": "default",
+        # Cache alias remembering spent challenges; AUTO as for AUTH.REVOCATION_CACHE.
+        "CHALLENGE_CACHE": AUTO,
         # User verification (PIN, biometrics) asked when registering and as a second
         # factor: "required", "preferred" or "discouraged". Passwordless sign-in always
         # requires it.
@@ -135,8 +137,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "PROVIDERS": [],
         # Seconds for each call to a provider (discovery, token exchange, userinfo).
         "TIMEOUT": 10.0,
-        # Cache alias remembering spent states, and how long a started sign-in may take.
-        "STATE_CACHE": "default",
+        # Cache alias remembering spent states (AUTO as for AUTH.REVOCATION_CACHE), and
+        # how long a started sign-in may take.
+        "STATE_CACHE": AUTO,
         "STATE_TTL": 600,
         # Users with TOTP on answer the code challenge before the session is theirs.
         "MFA": True,
@@ -153,8 +156,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         # a function returning them, called once on first use.
         "PROVIDERS": [],
         # Cache alias holding outstanding AuthnRequest ids and accepted assertion ids;
-        # shared (Redis) when several processes serve the ACS.
-        "REPLAY_CACHE": "default",
+        # AUTO as for AUTH.REVOCATION_CACHE (shared by every process serving the ACS).
+        "REPLAY_CACHE": AUTO,
         # Seconds an accepted assertion id is remembered (at least until it expires).
         "REPLAY_WINDOW": 3600,
         # Seconds the IdP may take to answer an AuthnRequest.
@@ -171,8 +174,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "CERT_EXPIRY_WARNING_DAYS": 30,
     },
     "RATE_LIMIT": {
-        # Cache alias of the RateLimiter (atomic increments: locmem, Redis, Memcached).
-        "CACHE": "default",
+        # Cache alias of the RateLimiter (atomic add and incr); AUTO as for
+        # AUTH.REVOCATION_CACHE.
+        "CACHE": AUTO,
         # Login throttle: failed attempts per (account, client address) and per client
         # address within LOGIN_WINDOW seconds; None switches that count off.
         "LOGIN_ATTEMPTS": 5,

@@ -4,8 +4,9 @@ ceremony challenges.
 A pending value lives in the session, so only the browser that asked can spend it. The
 session alone cannot make it one-use: with the signed-cookie session it lives in a
 cookie, and a client that kept the cookie from before the value was spent can present it
-again. So a spent value is also recorded in a cache until it would have expired anyway;
-the record is written with ``cache.add``, which only one of two racing requests can win.
+again. So a spent value is also recorded in a store every process shares until it would have
+expired anyway (appframework.stores); the record is written with ``cache.add``, which
+only one of two racing requests can win.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from django.core.cache import caches
 from django.http import HttpRequest
+
+from .stores import shared_store
 
 __all__ = ["OneUseStore", "Refused"]
 
@@ -32,8 +34,9 @@ class Refused(Exception):
 
 
 class OneUseStore:
-    """Values kept under ``session_key``; ``ttl()`` and ``cache_alias()`` are read on
-    each call, so ``override_settings`` applies; ``clock`` is read the same way. The newest ``max_pending`` stay pending
+    """Values kept under ``session_key``; ``ttl()`` and ``cache_alias()`` (a setting's
+    value: an alias or ``AUTO``) are read on each call, so ``override_settings``
+    applies; ``clock`` is read the same way. The newest ``max_pending`` stay pending
     (sign-ins started in other tabs keep working)."""
 
     def __init__(
@@ -42,7 +45,7 @@ class OneUseStore:
         spent_prefix: str,
         *,
         ttl: Callable[[], int],
-        cache_alias: Callable[[], str],
+        cache_alias: Callable[[], Any],
         missing_session: str,
         clock: Callable[[], float] = time.time,
         max_pending: int = 10,
@@ -99,7 +102,7 @@ class OneUseStore:
         now = self.clock()
         stored = session.get(self.session_key)
         entry = stored.pop(value, None) if isinstance(stored, dict) else None
-        cache = caches[self.cache_alias()]
+        cache = shared_store(self.cache_alias())
         too_long = len(value) > self.max_length
         if entry is None and not too_long and cache.get(self._spent_key(value)):
             # Gone from this session because it was spent here: say so, not "unknown".

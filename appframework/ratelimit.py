@@ -1,7 +1,8 @@
 """``RateLimiter``: counts per key and time window on a Django cache alias.
 
 Counting is one atomic ``incr`` per hit, so the limit holds across threads and, on a
-shared cache (Redis, Memcached), across processes and machines. A hit is counted
+shared store (Redis, Memcached, the suite's database store), across processes and
+machines. A hit is counted
 *before* the caller does the guarded work: of N concurrent callers at most ``limit``
 are ever let through, which a read-then-write counter cannot promise.
 
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from asgiref.sync import sync_to_async
-from django.core.cache import BaseCache, caches
+from django.core.cache import BaseCache
 
 __all__ = ["BACKOFF_MEMORY", "RateLimitResult", "RateLimiter", "backoff_schedule"]
 
@@ -71,7 +72,8 @@ class RateLimiter:
     """``hit(key, limit, window)`` counts one and answers; ``peek`` answers without
     counting; ``reset`` forgets the key; ``refund`` takes one hit back.
 
-    ``cache_alias`` defaults to ``APPFRAMEWORK["RATE_LIMIT"]["CACHE"]``. Keys are hashed,
+    ``cache_alias`` defaults to ``APPFRAMEWORK["RATE_LIMIT"]["CACHE"]`` (``AUTO``: a
+    store every process shares, appframework.stores). Keys are hashed,
     so any string (an e-mail address, an IPv6 address) is a valid key on every backend.
     The async twins are ``ahit``, ``apeek``, ``areset`` and ``arefund``.
     """
@@ -108,8 +110,9 @@ class RateLimiter:
     @property
     def cache(self) -> BaseCache:
         from .conf import app_settings
+        from .stores import shared_store
 
-        return caches[self.cache_alias or str(app_settings.RATE_LIMIT.CACHE)]
+        return shared_store(self.cache_alias or app_settings.RATE_LIMIT.CACHE)
 
     def _bucket_key(self, key: str, window: float, bucket: int) -> str:
         digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]

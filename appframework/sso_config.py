@@ -13,12 +13,13 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from .checks import SESSION_MIDDLEWARE, middleware_index
-from .conf import app_settings, import_from_setting
+from .conf import AUTO, app_settings, import_from_setting
 
 __all__ = [
     "named_providers",
     "sessions_ready",
     "shared_setting_problems",
+    "store_setting_problem",
     "validate_provider_fields",
 ]
 
@@ -58,6 +59,16 @@ def sessions_ready() -> bool:
     )
 
 
+def store_setting_problem(key: str, value: Any) -> str | None:
+    """What is wrong with a store setting's value (``AUTO`` or an alias of ``CACHES``),
+    or None."""
+    if value is AUTO:
+        return None
+    if not isinstance(value, str) or value not in getattr(settings, "CACHES", {}):
+        return f"{key} {value!r} is not AUTO or an alias in CACHES"
+    return None
+
+
 def shared_setting_problems(section: str, cls: type, cache_key: str) -> list[str]:
     """Problems with ``PROVIDERS``, the cache alias named by ``cache_key`` and
     ``USER_HANDLER`` of ``APPFRAMEWORK[section]`` (checks must not call a provider
@@ -75,9 +86,9 @@ def shared_setting_problems(section: str, cls: type, cache_key: str) -> list[str
             problems.append("two PROVIDERS share a name")
     elif not isinstance(providers, str):
         problems.append(f"PROVIDERS must be a list of {cls.__name__} or an import string")
-    alias = getattr(values, cache_key)
-    if alias not in getattr(settings, "CACHES", {}):
-        problems.append(f"{cache_key} {alias!r} is not an alias in CACHES")
+    problem = store_setting_problem(cache_key, getattr(values, cache_key))
+    if problem:
+        problems.append(problem)
     try:
         if not callable(values.USER_HANDLER):
             problems.append("USER_HANDLER is not callable")

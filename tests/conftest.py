@@ -8,7 +8,7 @@ about hashing lower the class default, which every code path reads. Tests marked
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -69,20 +69,68 @@ def _fast_hashing(request: pytest.FixtureRequest) -> Iterator[None]:
         PBKDF2PasswordHasher.iterations = _REAL_ITERATIONS
 
 
+_DATABASE_FIXTURES = frozenset({"db", "transactional_db", "live_server", "django_db_reset_sequences"})
+
+
+def open_database(request: pytest.FixtureRequest) -> bool:
+    """Whether the test uses the database; when it does, it is opened now (the test
+    would open it next anyway), so that an autouse fixture may write to it."""
+    marked = request.node.get_closest_marker("django_db") is not None
+    requested = _DATABASE_FIXTURES & set(request.fixturenames)
+    if not marked and not requested:
+        return False
+    if not marked:
+        request.getfixturevalue("db" if requested == {"db"} else "transactional_db")
+    return True
+
+
 @pytest.fixture(autouse=True)
-def _fresh_caches() -> Iterator[None]:
-    """The login throttle and the record of ended sessions live on the cache: every
-    test starts with none of another test's counts or revocations."""
+def _fresh_caches(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The login throttle, the record of ended sessions and the one-use values live on
+    the caches or the suite's database store: every test starts with none of another
+    test's counts, revocations or spent values."""
     from django.core.cache import caches
 
     # Every configured alias, not only those opened on this thread: async tests open
     # caches in worker threads, and an override's end drops the opened ones.
     for cache in caches.all():
         cache.clear()
+    if open_database(request):
+        request.getfixturevalue("_store_cleaner")()
     yield
 
 
-_DATABASE_FIXTURES = frozenset({"db", "transactional_db", "live_server", "django_db_reset_sequences"})
+@pytest.fixture(scope="session")
+def _store_cleaner(django_db_setup: Any, django_db_blocker: Any) -> Iterator[Callable[[], None]]:
+    """``clean()`` empties the suite's database store from a thread of its own, on a
+    connection outside the test's transaction: rows are committed there by transactional
+    tests, live servers, and async code and threads (their connections are not the
+    test's), and a delete inside the test's transaction would not reach those
+    connections (on SQLite it would lock the table against them for the whole test).
+    One thread for the session, so its connection is opened once, and closed before the
+    test database is dropped."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from asgiref.sync import SyncToAsync
+    from django.db import connections
+
+    from appframework.auth.models import SharedRecord
+    from appframework.stores import database_store
+
+    def clean() -> None:
+        with django_db_blocker.unblock():
+            if SharedRecord.objects.exists():
+                database_store().clear()
+
+    def close() -> None:
+        connections.close_all()
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-cleaner") as thread:
+        yield lambda: thread.submit(clean).result()
+        thread.submit(close).result()
+    # Async code reaches the store from asgiref's worker thread, whose connection would
+    # otherwise stay open and keep PostgreSQL from dropping the test database.
+    SyncToAsync.single_thread_executor.submit(close).result()
 
 
 @pytest.fixture(autouse=True)
@@ -91,13 +139,8 @@ def _migration_rows(request: pytest.FixtureRequest) -> None:
     migrations created (its two tenants); every test that uses the database finds them
     again, whichever test ran before it on this database (the order differs between
     parallel workers)."""
-    marked = request.node.get_closest_marker("django_db") is not None
-    requested = _DATABASE_FIXTURES & set(request.fixturenames)
-    if not marked and not requested:
+    if not open_database(request):
         return
-    if not marked:
-        # Opened now, before the check below (the test would open it next anyway).
-        request.getfixturevalue("db" if requested == {"db"} else "transactional_db")
     demo_tenant()
     from testproject.blog.models import Tenant
 

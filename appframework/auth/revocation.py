@@ -6,9 +6,10 @@ carries a random nonce (renewed at every login); ending the session records that
 in the cache until the cookie would have expired anyway. Tokens carry their own id and
 the nonce of the session that issued them.
 
-The record lives on the cache alias ``APPFRAMEWORK["AUTH"]["REVOCATION_CACHE"]``: use a
-shared cache (Redis, Memcached, the database cache) when more than one process serves
-the site, or the record only holds in the process that wrote it (docs/caveats.md).
+The record lives where ``APPFRAMEWORK["AUTH"]["REVOCATION_CACHE"]`` says: by default
+(``AUTO``) a store every process shares (appframework.stores); an alias named there must
+be shared too when more than one process serves the site, or the record only holds in
+the process that wrote it (docs/caveats.md).
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.core.cache import BaseCache, caches
+from django.core.cache import BaseCache
 from django.core.cache.backends.locmem import LocMemCache
 from django.http import HttpRequest
 
 from ..conf import app_settings, derived_setting
 from ..security.tokens import NONCE_SESSION_KEY, rotate_nonce
+from ..stores import shared_store
 
 __all__ = [
     "PREVIOUS_NONCES_SESSION_KEY",
@@ -49,7 +51,7 @@ _KEEP_PREVIOUS = 8
 
 
 def revocation_cache() -> BaseCache:
-    return caches[str(app_settings.AUTH.REVOCATION_CACHE)]
+    return shared_store(app_settings.AUTH.REVOCATION_CACHE)
 
 
 def ended_session_key(nonce: str) -> str:

@@ -33,7 +33,7 @@ _STORE = OneUseStore(
     SESSION_KEY,
     "appframework:oauth-state:",
     ttl=lambda: int(app_settings.OAUTH.STATE_TTL),
-    cache_alias=lambda: str(app_settings.OAUTH.STATE_CACHE),
+    cache_alias=lambda: app_settings.OAUTH.STATE_CACHE,
     missing_session="OAuth login needs SessionMiddleware (appframework_oauth.E001).",
     # Looked up on each call: tests move this module's clock.
     clock=lambda: time.time(),

@@ -93,7 +93,7 @@ _STORE = OneUseStore(
     SESSION_KEY,
     "appframework:passkey-challenge:",
     ttl=lambda: int(app_settings.PASSKEYS.CHALLENGE_TIMEOUT),
-    cache_alias=lambda: str(app_settings.PASSKEYS.CHALLENGE_CACHE),
+    cache_alias=lambda: app_settings.PASSKEYS.CHALLENGE_CACHE,
     missing_session="Passkeys need SessionMiddleware (appframework_passkeys.E001).",
 )
 

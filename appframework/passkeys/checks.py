@@ -13,7 +13,7 @@ from django.core import checks
 
 from ..checks import check_error, check_warning
 from ..conf import app_settings
-from ..sso_config import sessions_ready
+from ..sso_config import sessions_ready, store_setting_problem
 
 _USER_VERIFICATION = ("required", "preferred", "discouraged")
 
@@ -72,8 +72,9 @@ def _setting_problems() -> list[str]:
     for key in ("CHALLENGE_TIMEOUT", "LOGIN_ATTEMPTS", "LOGIN_WINDOW"):
         if not _positive_int(getattr(section, key)):
             problems.append(f"{key} must be a positive integer")
-    if section.CHALLENGE_CACHE not in settings.CACHES:
-        problems.append(f"CHALLENGE_CACHE {section.CHALLENGE_CACHE!r} is not in CACHES")
+    problem = store_setting_problem("CHALLENGE_CACHE", section.CHALLENGE_CACHE)
+    if problem:
+        problems.append(problem)
     return problems
 
 

@@ -11,11 +11,11 @@ from typing import Any
 from django.apps import AppConfig, apps
 from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
-from django.utils.module_loading import import_string
 
-from ..checks import DOCS_HINT, cache_backend, check_error, check_warning, is_locmem_cache
+from ..checks import DOCS_HINT, cache_backend, check_error, check_warning, resolved_alias
 from ..conf import app_settings
 from ..sso_config import sessions_ready, shared_setting_problems
+from ..stores import is_process_local
 
 Messages = list[checks.CheckMessage]
 
@@ -224,21 +224,6 @@ def check_idp_initiated(
     ]
 
 
-def _process_local(alias: str) -> bool:
-    """Whether cache ``alias`` lives in one process only: LocMemCache (the core's W005
-    test, reused) or DummyCache, which keeps nothing at all."""
-    if is_locmem_cache(alias):
-        return True
-    from django.core.cache.backends.dummy import DummyCache
-
-    path = cache_backend(alias)
-    try:
-        backend = import_string(path) if path else None
-    except ImportError:
-        return False
-    return isinstance(backend, type) and issubclass(backend, DummyCache)
-
-
 def check_replay_cache(
     *, app_configs: Sequence[AppConfig] | None = None, **kwargs: Any
 ) -> Messages:
@@ -254,9 +239,9 @@ def check_replay_cache(
     providers = section.PROVIDERS
     if isinstance(providers, list | tuple) and not providers:
         return []  # nothing signs in through SAML (a factory may return providers)
-    alias = str(section.REPLAY_CACHE)
-    if not _process_local(alias):
-        return []
+    alias = resolved_alias(section.REPLAY_CACHE)
+    if alias is None or not is_process_local(alias):
+        return []  # AUTO on the database store, or a shared cache
     return [
         check_warning(
             "appframework_saml.W005",
@@ -264,7 +249,8 @@ def check_replay_cache(
             f"({cache_backend(alias).rsplit('.', 1)[-1]}): with several workers an IdP's answer "
             "rarely reaches the process that started the login (saml_invalid), and a "
             "replayed response reaching another process is accepted.",
-            f"Point CACHES[{alias!r}] or SAML['REPLAY_CACHE'] at a cache every process "
-            "shares (Redis, Memcached or Django's database cache).",
+            "Leave SAML['REPLAY_CACHE'] at AUTO (the default cache when it is shared, "
+            f"else the suite's database store), or point CACHES[{alias!r}] or "
+            "SAML['REPLAY_CACHE'] at a cache every process shares (Redis, Memcached).",
         )
     ]

@@ -1,4 +1,5 @@
-"""Server-side records of SAML login, all in the ``SAML["REPLAY_CACHE"]`` cache alias:
+"""Server-side records of SAML login, all in the ``SAML["REPLAY_CACHE"]`` store (by
+default one every process shares, appframework.stores):
 outstanding AuthnRequest ids, accepted assertion ids, and validated responses waiting
 for the browser to come back for them (the resume step).
 
@@ -15,9 +16,10 @@ import secrets
 import time
 from typing import Any
 
-from django.core.cache import caches
+from django.core.cache import BaseCache
 
 from ..conf import app_settings
+from ..stores import shared_store
 
 __all__ = [
     "RESUME_TTL",
@@ -33,8 +35,8 @@ __all__ = [
 RESUME_TTL = 120
 
 
-def _cache() -> Any:
-    return caches[app_settings.SAML.REPLAY_CACHE]
+def _cache() -> BaseCache:
+    return shared_store(app_settings.SAML.REPLAY_CACHE)
 
 
 def _key(kind: str, value: str) -> str:

@@ -196,7 +196,10 @@ def test_e008_quiet_without_sessions() -> None:
 
 # -- W005: per-process caches ------------------------------------------------------------------
 def test_w005_one_locmem_alias_for_both_uses() -> None:
-    with _caches(default=LOCMEM), _app(AUTH={"REVOCATION_CACHE": "default"}):
+    with (
+        _caches(default=LOCMEM),
+        _app(AUTH={"REVOCATION_CACHE": "default"}, RATE_LIMIT={"CACHE": "default"}),
+    ):
         messages = check_shared_caches()
         assert "appframework.W005" in _deploy_ids()
     assert _ids(messages) == ["appframework.W005"]
@@ -225,7 +228,7 @@ def test_w005_revocation_cache_alone() -> None:
 
 
 def test_w005_a_locmem_subclass_counts() -> None:
-    with _caches(default=f"{__name__}.MyLocMem"):
+    with _caches(default=f"{__name__}.MyLocMem"), _app(RATE_LIMIT={"CACHE": "default"}):
         assert _ids(check_shared_caches()) == ["appframework.W005"]
 
 

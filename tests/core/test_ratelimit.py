@@ -1,6 +1,8 @@
 """``appframework.ratelimit.RateLimiter``: fixed and sliding windows on a Django cache.
 
-Time comes from an injected fake clock, so every window boundary is exact. The
+Time comes from an injected fake clock, so every window boundary is exact. The counting
+tests run on the test settings' locmem ``default`` alias, named explicitly (the
+setting's default, ``AUTO``, is the suite's database store there: tests/stores). The
 atomicity tests hammer one key from 8 threads on locmem and on Redis (a real shared
 cache); Redis being unreachable skips them locally and fails them on CI.
 """
@@ -19,6 +21,7 @@ from django.core.cache import caches
 from django.test import override_settings
 
 from appframework.ratelimit import RateLimiter, RateLimitResult
+from appframework.stores import database_store
 from tests.conftest import skip_or_fail_on_ci
 from tests.services import redis_url
 
@@ -104,7 +107,7 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
-def limiter(clock: FakeClock, algorithm: Any = "fixed", alias: str | None = None) -> RateLimiter:
+def limiter(clock: FakeClock, algorithm: Any = "fixed", alias: str | None = "default") -> RateLimiter:
     return RateLimiter(alias, algorithm=algorithm, prefix="test:ratelimit", clock=clock)
 
 
@@ -375,12 +378,13 @@ def test_cache_alias_defaults_to_the_rate_limit_setting(clock: FakeClock) -> Non
     app = {section: dict(values) for section, values in settings.APPFRAMEWORK.items()}
     app["RATE_LIMIT"] = {"CACHE": "limits"}
     with override_settings(CACHES=cache_settings, APPFRAMEWORK=app):
-        rl = limiter(clock.at(10))
+        rl = limiter(clock.at(10), alias=None)
         assert rl.cache is caches["limits"]
         rl.hit("k", 1, 60)
         caches["limits"].clear()
         assert rl.hit("k", 1, 60).count == 1
-    assert limiter(clock).cache is caches["default"]
+    # The setting's default, AUTO: the test settings' "default" is a LocMemCache.
+    assert limiter(clock, alias=None).cache is database_store()
 
 
 # -- atomicity: N threads, one key ------------------------------------------------------------------

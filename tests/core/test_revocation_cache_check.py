@@ -100,7 +100,7 @@ def test_w006_hint_says_how_to_fix_it_and_links_the_docs() -> None:
         (message,) = check_revocation_cache()
     assert message.hint is not None
     assert "REVOCATION_CACHE" in message.hint
-    assert "database cache" in message.hint
+    assert "database store" in message.hint
     assert "docs/checks.md#appframework-W006" in message.hint
 
 

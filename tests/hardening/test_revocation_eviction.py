@@ -2,9 +2,11 @@
 
 The record (``AUTH["REVOCATION_CACHE"]``) is only as good as its cache: an evicted entry
 lets a kept copy of a logged-out cookie work again. The demo keeps it on an alias of its
-own (``revocations``), away from the login throttle's counters on ``default`` (a LocMem
-cache of 300 entries), and the throttle creates no per-name key once an address is over
-its limit. An attacker sends 400 failed logins with made-up names from one address.
+own (``revocations``), away from the login throttle's counters, here on ``default`` (a
+LocMem cache of 300 entries, named as a project may name it; by default, ``AUTO``, they
+would be in the suite's database store, which evicts nothing), and the throttle creates
+no per-name key once an address is over its limit. An attacker sends 400 failed logins
+with made-up names from one address.
 
 The limiter's clock is the frozen one of ``tests/hardening/test_login_throttle.py``;
 logins and logouts go through the views of ``tests/auth/test_revocation.py``.
@@ -18,13 +20,16 @@ import pytest
 from django.conf import settings
 from django.core.cache import caches
 
+from appframework.auth import AuthManager
 from appframework.auth.revocation import ended_session_key
+from appframework.auth.throttle import LoginThrottle
+from appframework.ratelimit import RateLimiter
 from tests.auth.test_revocation import MODES, Browser, nonce_of, replay_status, use_revocation_cache
 from tests.hardening.test_login_throttle import (  # noqa: F401 (fixtures used by name)
     ATTACKER,
     THROTTLED,
     WRONG,
-    _frozen_throttle,
+    FakeClock,
     clock,
     rate_limit,
     via_authenticate,
@@ -37,6 +42,15 @@ pytestmark = [
 ]
 
 FLOOD = 400
+
+
+@pytest.fixture
+def _frozen_throttle(monkeypatch: pytest.MonkeyPatch, clock: FakeClock) -> None:  # noqa: F811
+    """The login throttle on the locmem ``default`` alias, on a limiter whose clock the
+    test controls."""
+    limiter = RateLimiter("default", prefix="appframework:login", clock=clock)
+    monkeypatch.setattr(AuthManager, "throttle", LoginThrottle(limiter))
+
 ADDRESS_LIMIT = 50  # RATE_LIMIT["LOGIN_ADDRESS_ATTEMPTS"] default
 
 

@@ -476,9 +476,10 @@ HOSTED_HOSTS = [
 
 
 @pytest.fixture
-def hosted() -> Iterator[RecordedAdapter]:
+def hosted(db: Any) -> Iterator[RecordedAdapter]:
     """The recorded adapter, mounted on the OAuth client's session for the hosted
-    providers' hosts (and removed afterwards)."""
+    providers' hosts (and removed afterwards). With the database: a sign-in spends its
+    state in the suite's database store (``OAUTH["STATE_CACHE"]`` is ``AUTO``)."""
     session = client_module._session()
     saved = session.adapters.copy()
     adapter = RecordedAdapter()

@@ -153,16 +153,24 @@ def _w005_naming_the_state_cache() -> list[checks.CheckMessage]:
 
 
 @pytest.mark.django_db  # the deploy run includes the demo's checks, which read users
-def test_w005_lists_the_oauth_state_cache_when_it_is_locmem() -> None:
-    (message,) = _w005_naming_the_state_cache()
+def test_w005_lists_the_oauth_state_cache_when_it_names_a_locmem_alias() -> None:
+    with app_settings_with(OAUTH={"STATE_CACHE": "default"}):
+        (message,) = _w005_naming_the_state_cache()
 
-    assert "Cache 'default'" in message.msg  # the test settings' STATE_CACHE
-    assert "LocMemCache" in message.msg
-    deploy = checks.run_checks(include_deployment_checks=True)
-    assert any(m.id == "appframework.W005" and STATE_CACHE_USE in m.msg for m in deploy)
-    assert not any(
-        m.id == "appframework.W005" and STATE_CACHE_USE in m.msg for m in checks.run_checks()
-    )
+        assert "Cache 'default'" in message.msg
+        assert "LocMemCache" in message.msg
+        deploy = checks.run_checks(include_deployment_checks=True)
+        assert any(m.id == "appframework.W005" and STATE_CACHE_USE in m.msg for m in deploy)
+        assert not any(
+            m.id == "appframework.W005" and STATE_CACHE_USE in m.msg for m in checks.run_checks()
+        )
+
+
+def test_w005_does_not_list_the_state_cache_left_at_auto() -> None:
+    """The test settings' "default" is a LocMemCache: AUTO puts the states in the
+    suite's database store, which every process shares."""
+    assert "STATE_CACHE" not in settings.APPFRAMEWORK.get("OAUTH", {})
+    assert _w005_naming_the_state_cache() == []
 
 
 def test_w005_names_the_alias_the_state_cache_uses() -> None:

@@ -11,7 +11,6 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.conf import settings
-from django.core.cache import caches
 from django.test import Client, RequestFactory
 from saml2.xmldsig import (
     DIGEST_SHA256,
@@ -25,10 +24,12 @@ from saml2.xmldsig import (
     SIG_RSA_SHA512,
 )
 
+from appframework.conf import app_settings
 from appframework.saml import SamlProvider, is_saml_acs_request, metadata_xml
 from appframework.saml import metadata as metadata_module
 from appframework.saml.config import client_for
 from appframework.saml.metadata import metadata_schema
+from appframework.stores import shared_store
 from testproject.blog.models import User
 from testproject.local_idp.keys import KeyPair
 from testproject.local_idp.saml_idp import SigningIdp
@@ -52,6 +53,10 @@ from .conftest import (
     signed_in_user,
     start_login,
 )
+
+# A login records its request in the replay store: by default (AUTO, the test settings'
+# "default" being a LocMemCache) the suite's database store.
+pytestmark = pytest.mark.django_db
 
 POST_BINDING = "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST"
 MD_NS = "urn:oasis:names:tc:SAML:2.0:metadata"
@@ -126,7 +131,7 @@ def test_the_request_id_is_kept_for_request_ttl_only(
     idp: SigningIdp, saml_settings: SettingsInstaller, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     saml_settings(REQUEST_TTL=1)
-    cache = caches["default"]
+    cache = shared_store(app_settings.SAML.REPLAY_CACHE)
     real_set = cache.set
     timeouts: list[Any] = []
 

@@ -20,7 +20,9 @@ from django.core.cache import caches
 from django.test import Client
 from django.test.utils import override_settings
 
+from appframework.conf import app_settings
 from appframework.saml import SamlProvider, saml_provider, store
+from appframework.stores import shared_store
 from testproject.blog.models import User
 from testproject.local_idp.saml_idp import SigningIdp
 from tests.conftest import skip_or_fail_on_ci
@@ -112,8 +114,8 @@ class _Clock:
 
 @pytest.fixture
 def add_timeouts(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """Every ``timeout`` the replay cache's ``add`` is called with (the add still runs)."""
-    cache = caches["default"]
+    """Every ``timeout`` the replay store's ``add`` is called with (the add still runs)."""
+    cache = shared_store(app_settings.SAML.REPLAY_CACHE)
     real_add = cache.add
     seen: list[Any] = []
 
@@ -130,6 +132,7 @@ def stopped_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(store, "time", _Clock(1_000_000.0))
 
 
+@pytest.mark.django_db
 @pytest.mark.parametrize(
     ("not_on_or_after", "expected"),
     [
@@ -203,7 +206,7 @@ def test_an_assertion_with_no_expiry_at_all_is_refused_so_no_record_can_outlive_
         browser = Client()
         assert_problem(post_acs(browser, xml), 403, "saml_invalid")
         assert signed_in_user(browser) is None
-        caches["default"].clear()  # the replay window has passed
+        shared_store(app_settings.SAML.REPLAY_CACHE).clear()  # the replay window has passed
     assert not User.objects.exists()
 
 

@@ -248,7 +248,7 @@ def test_no_e002_for_good_settings(saml_settings: SettingsInstaller) -> None:
         ({"CLOCK_SKEW": -1}, "CLOCK_SKEW must be 0 to 600 seconds"),
         ({"CLOCK_SKEW": 601}, "CLOCK_SKEW must be 0 to 600 seconds"),
         ({"CLOCK_SKEW": False}, "CLOCK_SKEW must be 0 to 600 seconds"),
-        ({"REPLAY_CACHE": "nope"}, "REPLAY_CACHE 'nope' is not an alias in CACHES"),
+        ({"REPLAY_CACHE": "nope"}, "REPLAY_CACHE 'nope' is not AUTO or an alias in CACHES"),
         ({"USER_HANDLER": "tests.saml.no_such_module.handler"}, "Could not import"),
         ({"USER_HANDLER": "appframework.saml.flows.MAX_RESPONSE_BYTES"}, "USER_HANDLER is not"),
     ],
@@ -454,13 +454,22 @@ def test_w005_is_quiet_with_debug_on_or_without_providers(make_provider: Provide
 
 
 def test_plain_check_warns_about_the_replay_cache_not_only_deploy() -> None:
-    """The test settings are production-like (DEBUG off) and keep ``REPLAY_CACHE`` on
-    the locmem ``default``: with two workers no SP-initiated login would work."""
+    """The test settings are production-like (DEBUG off); with ``REPLAY_CACHE`` named
+    as the locmem ``default``, no SP-initiated login would work with two workers."""
     assert settings.DEBUG is False
-    plain = ids(django_checks.run_checks())
-    assert "appframework_saml.W005" in plain
-    with override_settings(DEBUG=True):
-        assert "appframework_saml.W005" not in ids(django_checks.run_checks())
+    saml = {**settings.APPFRAMEWORK["SAML"], "REPLAY_CACHE": "default"}
+    with override_settings(APPFRAMEWORK=appframework_with(saml)):
+        plain = ids(django_checks.run_checks())
+        assert "appframework_saml.W005" in plain
+        with override_settings(DEBUG=True):
+            assert "appframework_saml.W005" not in ids(django_checks.run_checks())
+
+
+def test_plain_check_is_quiet_with_the_replay_cache_left_at_auto() -> None:
+    """The same locmem ``default`` with ``REPLAY_CACHE`` unset (``AUTO``): the records
+    are in the suite's database store, which every worker shares."""
+    assert "REPLAY_CACHE" not in settings.APPFRAMEWORK["SAML"]
+    assert "appframework_saml.W005" not in ids(django_checks.run_checks())
 
 
 # -- registered ---------------------------------------------------------------------------------

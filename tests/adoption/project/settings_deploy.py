@@ -11,13 +11,6 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = True
 SECURE_HSTS_PRELOAD = True
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
-# Shared caches: the login throttle on one alias, ended sessions and revoked tokens on
-# another that does not evict (appframework.W005, W006). Tables: `createcachetable`.
-CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "cache"},
-    "revocations": {
-        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
-        "LOCATION": "revocations",
-    },
-}
-APPFRAMEWORK["AUTH"] = {**APPFRAMEWORK.get("AUTH", {}), "REVOCATION_CACHE": "revocations"}  # noqa: F405
+# No CACHES: the suite's shared records (ended sessions, the login throttle, one-use
+# sign-in values) are in its database store, shared by every process (docs/adopting.md
+# step 8); check --deploy has nothing to say about them.
