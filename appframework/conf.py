@@ -83,10 +83,10 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "EMAIL_CODE_TTL": 15 * 60,
         # Sign in with a code mailed to the account's address (then the second factor).
         "LOGIN_BY_CODE": False,
-        # Mails (confirmation, sign-in code, password reset) per address and per client
-        # address within MAIL_WINDOW seconds.
-        "MAIL_ATTEMPTS": 3,
-        "MAIL_ADDRESS_ATTEMPTS": 20,
+        # Account mails (confirmation, sign-in code, password reset) per email address,
+        # and those plus sign-ups per client address, within MAIL_WINDOW seconds.
+        "MAIL_PER_ADDRESS": 3,
+        "MAIL_PER_CLIENT": 20,
         "MAIL_WINDOW": 3600,
     },
     "MFA": {

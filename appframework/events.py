@@ -40,7 +40,7 @@ __all__ = [
 #: An account was created (sign-up, or a first single sign-on).
 user_registered = Signal()
 UserRegistered = user_registered
-#: ``email_address``: an address was confirmed (a link or a code).
+#: ``email``: an address was confirmed (a link or a code).
 email_confirmed = Signal()
 #: ``old_email``, ``new_email``: the account's address changed (the new one confirmed).
 email_changed = Signal()

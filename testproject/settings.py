@@ -261,9 +261,21 @@ USE_TZ = True
 # Times on the demo's pages (the delivery log) are UTC, labelled as such.
 TIME_ZONE = "UTC"
 
+# The demo's outbox: account mails are files, shown on /mailbox (a real site sends them
+# through SMTP). Tests run Django's in-memory backend instead.
+EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
+EMAIL_FILE_PATH = os.environ.get("DEMO_MAILBOX", str(BASE_DIR.parent / ".demo-mail"))
+DEFAULT_FROM_EMAIL = "appframework demo <demo@example.com>"
+
 APPFRAMEWORK: dict[str, dict[str, object]] = {
     "AUTH": {
         "REVOCATION_CACHE": "revocations",
+        # A sign-up signs in once its address is confirmed (the link waits on /mailbox);
+        # an address that has an account gets the same answer, so the form tells nobody.
+        "EMAIL_VERIFICATION": "mandatory",
+        "LOGIN_BY_CODE": True,
+        # Mail the owner when a factor, the password or the address changes.
+        "SECURITY_NOTIFICATIONS": True,
         # Signing out of the browser also ends the API tokens that session issued
         # (/account/token issues them with request=): the safe choice for tokens a
         # person makes by hand in a page, docs/tokens.md.
@@ -273,7 +285,12 @@ APPFRAMEWORK: dict[str, dict[str, object]] = {
         "CSRF_EXEMPT": "appframework.saml.is_saml_acs_request",
     },
     # Single sign-on sends users with TOTP on to the library's code form (at /login/mfa).
-    "MFA": {"CHALLENGE_URL": "appframework:mfa-challenge", "ISSUER": "appframework demo"},
+    "MFA": {
+        "CHALLENGE_URL": "appframework:mfa-challenge",
+        "ISSUER": "appframework demo",
+        # "Trust this browser for 30 days" on the code form.
+        "TRUST_BROWSER": True,
+    },
     # RP_ID unset: passkeys are bound to the host the demo is opened on (localhost; an
     # IP address such as 127.0.0.1 cannot hold passkeys). A deployment sets RP_ID.
     "PASSKEYS": {"RP_NAME": "appframework demo"},

@@ -9,7 +9,7 @@ from appframework.mfa import views as mfa
 from appframework.passkeys import views as passkeys
 from appframework_graphql.graphiql import asset_urlpatterns
 from appframework_webhooks.drf import WebhookEndpointViewSet
-from testproject.blog import views
+from testproject.blog import mailbox, views
 from testproject.blog.api_drf import PostViewSet
 from testproject.blog.api_ninja import api as ninja_api
 
@@ -58,6 +58,33 @@ account_urls = (
         ),
         path("login/passkey", passkeys.PasskeyLoginView.as_view(), name="passkey-login"),
         path("passkeys/options", passkeys.passkey_options_view, name="passkey-options"),
+        # Sign-up and addresses (docs/accounts.md).
+        path("signup", account.SignupView.as_view(), name="signup"),
+        path("signup/sent", account.VerificationSentView.as_view(), name="verification-sent"),
+        path("account/email", account.EmailView.as_view(), name="email"),
+        path("account/email/change", account.EmailChangeView.as_view(), name="email-change"),
+        path("account/email/resend", account.ResendConfirmationView.as_view(), name="email-resend"),
+        path("email/confirm/<str:key>", account.ConfirmEmailView.as_view(), name="confirm-email"),
+        # Passwords, sign-in by a mailed code, trusted browsers.
+        path("account/password", account.PasswordChangeView.as_view(), name="password-change"),
+        path("password/reset", account.PasswordResetView.as_view(), name="password-reset"),
+        path(
+            "password/reset/sent",
+            account.PasswordResetSentView.as_view(),
+            name="password-reset-sent",
+        ),
+        path(
+            "password/reset/<str:uidb64>/<str:token>",
+            account.PasswordResetKeyView.as_view(),
+            name="password-reset-key",
+        ),
+        path("login/email", account.LoginCodeView.as_view(), name="login-code"),
+        path("login/email/code", account.LoginCodeConfirmView.as_view(), name="login-code-confirm"),
+        path(
+            "account/trusted/<int:pk>/forget",
+            account.ForgetTrustedBrowserView.as_view(),
+            name="trusted-browser-forget",
+        ),
     ],
     "appframework",
 )
@@ -74,8 +101,8 @@ urlpatterns = [
     path("posts/<int:id>/delete", views.delete_post_form, name="post-delete"),
     path("blog", views.blog, name="blog"),
     path("tenant", views.tenant_view, name="tenant"),
-    path("signup", views.signup_view, name="signup"),
     path("webhooks", views.webhooks_page, name="webhooks"),
+    path("mailbox", mailbox.mailbox, name="mailbox"),
     path("webhooks/receiver", views.webhook_receiver, name="webhook-receiver"),
     # The event catalogue as JSON, at /webhooks/events.
     path("", include("appframework_webhooks.urls")),

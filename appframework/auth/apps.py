@@ -16,6 +16,7 @@ class AuthServiceProvider(AppConfig):
 
     name = "appframework.auth"
     label = "appframework_auth"
+    default_auto_field = "django.db.models.BigAutoField"
     verbose_name = "appframework: authentication"
 
     def ready(self) -> None:

@@ -110,11 +110,13 @@ def end_challenge(request: HttpRequest) -> None:
 
 def login_or_challenge(request: HttpRequest, user: Any) -> bool:
     """What every way in calls once the first factor is verified: signs the user in and
-    returns True, or — for a user with TOTP on or a passkey — starts the challenge and
-    returns False (send them to the code form)."""
+    returns True, or — for a user with TOTP on or a passkey, unless this browser is
+    trusted (``MFA["TRUST_BROWSER"]``) — starts the challenge and returns False (send
+    them to the code form)."""
     from .sessions import login
+    from .trusted_browsers import is_trusted
 
-    if has_second_factor(user):
+    if has_second_factor(user) and not is_trusted(request, user):
         start_challenge(request, user)
         return False
     login(request, user)

@@ -26,6 +26,7 @@ __all__ = [
     "EmailForm",
     "LoginForm",
     "LogoutForm",
+    "NewPasswordForm",
     "ReauthenticateForm",
     "SignupForm",
     "form_class",
@@ -206,6 +207,37 @@ class SignupForm(RequestForm):
                 validate_password(password, candidate)
             except forms.ValidationError as exc:
                 self.add_error("password", exc)
+        return cleaned
+
+
+class NewPasswordForm(RequestForm):
+    """A new password, typed twice, that Django's ``AUTH_PASSWORD_VALIDATORS`` accept for
+    the form's user (field names as Django's ``SetPasswordForm``)."""
+
+    new_password1 = forms.CharField(
+        label=_("New password"),
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+    )
+    new_password2 = forms.CharField(
+        label=_("New password again"),
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+    )
+
+    def clean(self) -> dict[str, Any]:
+        cleaned: dict[str, Any] = super().clean() or {}
+        first, second = cleaned.get("new_password1"), cleaned.get("new_password2")
+        if first and second and first != second:
+            self.add_error(
+                "new_password2",
+                forms.ValidationError(_("The two passwords differ."), code="password_mismatch"),
+            )
+        elif first:
+            try:
+                validate_password(first, self.user)
+            except forms.ValidationError as exc:
+                self.add_error("new_password1", exc)
         return cleaned
 
 

@@ -1,5 +1,6 @@
-"""Security notifications: a mail to the user when a factor, the password or the email
-changes, or someone seems to be guessing the second factor.
+"""Security notifications: a mail to the user when a factor or the password changes, or
+someone seems to be guessing the second factor (an email change always tells the old
+address: :mod:`appframework.auth.verification`).
 
 The signals of :mod:`appframework.events` are sent either way; with
 ``AUTH["SECURITY_NOTIFICATIONS"]`` on, these receivers (connected by the
@@ -17,7 +18,7 @@ from django.utils import timezone
 from .. import events
 from ..conf import app_settings
 
-__all__ = ["NOTIFIED", "connect_notifications"]
+__all__ = ["NOTIFIED", "connect_notifications", "send_security_mail"]
 
 #: Signal → mail template prefix (under ``appframework/email/``).
 NOTIFIED = {
@@ -41,9 +42,19 @@ def _address(user: Any) -> str | None:
 
 
 def _notify(prefix: str, user: Any, request: Any, email: str | None, **extra: Any) -> None:
+    if app_settings.AUTH.SECURITY_NOTIFICATIONS:
+        send_security_mail(prefix, user, request, email, **extra)
+
+
+def send_security_mail(
+    prefix: str, user: Any, request: Any, email: str | None, **extra: Any
+) -> None:
+    """Mail ``appframework/email/<prefix>_*`` to ``email`` (nothing when None), with
+    when, from which client address and browser, whatever the setting says: for the
+    notices a flow always sends (an email change tells the old address)."""
     from .adapter import get_adapter
 
-    if email is None or not app_settings.AUTH.SECURITY_NOTIFICATIONS:
+    if email is None:
         return
     adapter = get_adapter(request)
     context = {
@@ -64,17 +75,7 @@ def _receiver(prefix: str) -> Any:
     return notify
 
 
-def _email_changed(
-    sender: Any, user: Any, old_email: str, new_email: str, request: Any = None, **kwargs: Any
-) -> None:
-    # To the old address: whoever changed it cannot silence the warning.
-    _notify("email_changed", user, request, old_email, old_email=old_email, new_email=new_email)
-
-
 def connect_notifications() -> None:
     """Connect the receivers (idempotent: each has a dispatch uid)."""
     for signal, prefix in NOTIFIED.items():
         signal.connect(_receiver(prefix), weak=False, dispatch_uid=f"appframework.notify.{prefix}")
-    events.email_changed.connect(
-        _email_changed, weak=False, dispatch_uid="appframework.notify.email_changed"
-    )

@@ -97,12 +97,16 @@ def logout(
 
     ``revoke_tokens=True`` (default: ``AUTH["REVOKE_TOKENS_ON_LOGOUT"]``) also revokes
     the API tokens issued from this session; ``everywhere=True`` invalidates every
-    session cookie and API token of the user (needs the session-version column).
+    session cookie and API token of the user (needs the session-version column) and
+    forgets its trusted browsers.
     """
     if everywhere:
         user = current_user_sync(request)
         if user is not None:
+            from .trusted_browsers import forget_browsers
+
             user.invalidate_sessions()
+            forget_browsers(user)
     _revoke_tokens(request, revoke_tokens)
     django_auth.logout(request)
     set_request_user(request, _anonymous())
@@ -114,7 +118,12 @@ async def alogout(
     if everywhere:
         user = await current_user(request)
         if user is not None:
+            from asgiref.sync import sync_to_async
+
+            from .trusted_browsers import forget_browsers
+
             await user.ainvalidate_sessions()
+            await sync_to_async(forget_browsers)(user)
     await _arevoke_tokens(request, revoke_tokens)
     await django_auth.alogout(request)
     set_request_user(request, _anonymous())

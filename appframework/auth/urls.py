@@ -3,7 +3,10 @@
     path("accounts/", include("appframework.auth.urls")),
 
 URL names (namespace ``appframework``): ``login``, ``mfa-challenge``, ``logout``,
-``reauthenticate``; with the ``mfa`` extra ``mfa-setup``, ``totp-activate``,
+``reauthenticate``, ``signup``, ``verification-sent``, ``email``, ``email-change``,
+``email-resend``, ``confirm-email``, ``password-change``, ``password-reset``,
+``password-reset-sent``, ``password-reset-key``, ``login-code``, ``login-code-confirm``,
+``trusted-browser-forget``; with the ``mfa`` extra ``mfa-setup``, ``totp-activate``,
 ``totp-deactivate``, ``recovery-codes``; with ``appframework.passkeys`` installed
 ``passkeys``, ``passkey-add``, ``passkey-rename``, ``passkey-remove``, ``passkey-login``
 and ``passkey-options``. ``LOGIN_URL = "appframework:login"`` and
@@ -18,6 +21,42 @@ from django.urls import URLPattern, path
 from . import views
 
 
+def shared_urlpatterns() -> list[URLPattern]:
+    """Sign-up, addresses, passwords, sign-in by mail and trusted browsers: the pages
+    whose paths are the same wherever the account pages are mounted."""
+    return [
+        path("signup/", views.SignupView.as_view(), name="signup"),
+        path("signup/sent/", views.VerificationSentView.as_view(), name="verification-sent"),
+        path("email/", views.EmailView.as_view(), name="email"),
+        path("email/change/", views.EmailChangeView.as_view(), name="email-change"),
+        path("email/resend/", views.ResendConfirmationView.as_view(), name="email-resend"),
+        path("email/confirm/<str:key>/", views.ConfirmEmailView.as_view(), name="confirm-email"),
+        path("password/change/", views.PasswordChangeView.as_view(), name="password-change"),
+        path("password/reset/", views.PasswordResetView.as_view(), name="password-reset"),
+        path(
+            "password/reset/sent/",
+            views.PasswordResetSentView.as_view(),
+            name="password-reset-sent",
+        ),
+        path(
+            "password/reset/<str:uidb64>/<str:token>/",
+            views.PasswordResetKeyView.as_view(),
+            name="password-reset-key",
+        ),
+        path("login/email/", views.LoginCodeView.as_view(), name="login-code"),
+        path(
+            "login/email/code/",
+            views.LoginCodeConfirmView.as_view(),
+            name="login-code-confirm",
+        ),
+        path(
+            "trusted-browsers/<int:pk>/forget/",
+            views.ForgetTrustedBrowserView.as_view(),
+            name="trusted-browser-forget",
+        ),
+    ]
+
+
 def account_urlpatterns() -> list[URLPattern]:
     """The patterns of every account page this installation has."""
     patterns = [
@@ -25,6 +64,7 @@ def account_urlpatterns() -> list[URLPattern]:
         path("login/code/", views.mfa_challenge_view, name="mfa-challenge"),
         path("logout/", views.logout_view, name="logout"),
         path("reauthenticate/", views.reauthenticate_view, name="reauthenticate"),
+        *shared_urlpatterns(),
     ]
     try:
         from ..mfa import views as mfa

@@ -22,6 +22,7 @@ from django.views.generic import TemplateView
 from ..auth.factor_limit import begin_factor_try
 from ..auth.factors import has_passkeys
 from ..auth.forms import CodeForm
+from ..auth.trusted_browsers import trusted_browsers
 from ..auth.views.base import ELEMENT_DEFAULTS, SignedInMixin, SignedInPage
 from ..exceptions import ValidationException
 from .flows import (
@@ -88,6 +89,7 @@ class TwoFactorView(SignedInMixin, TemplateView):
             "recovery_codes_left": len(getattr(user, "mfa_recovery_codes", None) or ()),
             "passkeys": has_passkeys(user),
             "passkeys_url": _url("appframework:passkeys"),
+            "trusted_browsers": trusted_browsers(user),
         }
 
 

@@ -23,13 +23,11 @@ from appframework.auth import (
     auth_required,
     current_api_user,
     current_user_sync,
-    login,
 )
 from appframework.authorization import Gate, authorized
 from appframework.conf import app_settings
 from appframework.container import container
 from appframework.exceptions import BadRequestException
-from appframework.security import csrf_protect_login
 
 from . import sso
 from .models import Post
@@ -200,77 +198,6 @@ def tenant_view(request: HttpRequest) -> HttpResponse:
             "row_level_security": policy and not bypassed,
             "bypassed": bypassed,
         },
-    )
-
-
-#: The one answer for an address that cannot be used, taken or not.
-SIGNUP_REFUSED = "These details cannot be used for a new account."
-#: Sign-ups per client address and window (each fires webhooks).
-SIGNUP_LIMIT, SIGNUP_WINDOW = 5, 600
-
-
-def _limit_signups(request: HttpRequest) -> None:
-    from appframework.exceptions import TooManyRequestsException
-    from appframework.http import client_ip
-    from appframework.ratelimit import RateLimiter
-
-    result = container.resolve(RateLimiter).hit(
-        f"demo-signup:{client_ip(request)}", SIGNUP_LIMIT, SIGNUP_WINDOW
-    )
-    if not result.allowed:
-        raise TooManyRequestsException(
-            "Too many sign-ups from this address; try again later.",
-            code="signup_throttled",
-            retry_after=result.retry_after,
-        )
-
-
-@csrf_protect_login
-@require_http_methods(["GET", "HEAD", "POST"])
-def signup_view(request: HttpRequest) -> HttpResponse:
-    """Create an account. The new user is announced with ``user_registered``, which the
-    webhooks provider turns into a ``user.registered`` delivery to every subscribed
-    endpoint (the demo's own receiver among them: staff watch it on /webhooks)."""
-    from django.contrib.auth.password_validation import validate_password
-    from django.core.exceptions import ValidationError
-    from django.core.validators import validate_email
-    from django.db import transaction
-
-    from appframework.events import user_registered
-
-    from .models import User
-
-    errors: list[str] = []
-    email = ""
-    if request.method == "POST":
-        _limit_signups(request)
-        email = request.POST.get("email", "").strip()
-        password = request.POST.get("password", "")
-        try:
-            validate_email(email)
-        except ValidationError:
-            errors.append("Enter a valid email address.")
-        if not errors and User.objects.filter(email__iexact=email).exists():
-            # Not "this email has an account": the form must not tell who is a user.
-            errors.append(SIGNUP_REFUSED)
-        if not errors:
-            candidate = User(email=email)
-            try:
-                validate_password(password, candidate)
-            except ValidationError as exc:
-                errors.extend(exc.messages)
-        if not errors:
-            with transaction.atomic():
-                user = User.objects.create_user(email, password)
-                # Delivered once this transaction commits (never for a rolled-back signup).
-                user_registered.send(sender=User, user=user, request=request)
-            login(request, user)
-            return redirect("/")
-    return render(
-        request,
-        "blog/signup.html",
-        {"errors": errors, "email": email},
-        status=422 if errors else 200,
     )
 
 

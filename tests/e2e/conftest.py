@@ -230,6 +230,8 @@ def demo(
             DEBUG="1",
             # seed_demo points the user.registered endpoint at this server's receiver.
             DEMO_BASE_URL=url,
+            # This server's outbox, read on /mailbox.
+            DEMO_MAILBOX=str(tmp / "mail"),
         )
         if graphiql_assets.directory is not None:
             env["GRAPHIQL_ASSETS_DIR"] = str(graphiql_assets.directory)
@@ -446,3 +448,26 @@ def form_token(page: Any, form: str) -> str:
     )
     assert isinstance(value, str) and value, f"no CSRF token field in {form}"
     return value
+
+
+def sign_up(page: Any, steps: Steps, site: str = "") -> tuple[str, str]:
+    """A new account through /signup, its address confirmed with the link the demo
+    mailed (read on /mailbox); returns (email, password), signed in."""
+    email = f"e2e-{secrets.token_hex(4)}@example.com"
+    password = f"e2e-{secrets.token_urlsafe(12)}"
+    page.goto(f"{site}/signup")
+    page.fill("input[name=email]", email)
+    page.fill("input[name=password]", password)
+    steps(page, "signup form")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Create the account").click()
+    expect(page.get_by_role("heading", name="Check your inbox")).to_be_visible()
+    page.goto(f"{site}/mailbox")
+    mail = page.locator("article.mail", has_text=email).first
+    with page.expect_navigation():
+        mail.locator("a[href*='/email/confirm/']").click()
+    steps(page, "confirm the address")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Confirm").click()
+    expect(page.locator("nav")).to_contain_text(email)
+    return email, password

@@ -6,7 +6,6 @@ the code in the admin's look (appframework.admin.AdminConfig)."""
 from __future__ import annotations
 
 import re
-import secrets
 import time
 from collections.abc import Callable
 from typing import Any
@@ -16,24 +15,11 @@ import pyotp
 from appframework.mfa.flows import VALID_WINDOW
 from testproject.blog.management.commands.seed_demo import DEMO_EMAIL, DEMO_PASSWORD
 
-from .conftest import Steps, expect, log_in
+from .conftest import Steps, expect, log_in, sign_up
 
 #: A base32 TOTP secret as /account/mfa shows it.
 SECRET = re.compile(r"^[A-Z2-7]{16,}=*$")
 STEP = 30  # seconds per TOTP code
-
-
-def sign_up(page: Any, steps: Steps) -> tuple[str, str]:
-    """A new account through /signup; returns (email, password), on the page it lands on."""
-    email = f"e2e-{secrets.token_hex(4)}@example.com"
-    password = f"e2e-{secrets.token_urlsafe(12)}"
-    page.goto("/signup")
-    page.fill("input[name=email]", email)
-    page.fill("input[name=password]", password)
-    steps(page, "signup form")
-    with page.expect_navigation():
-        page.get_by_role("button", name="Create account").click()
-    return email, password
 
 
 def received_user_registered(page: Any) -> Any:

@@ -8,11 +8,10 @@ the RP id is the host the demo is opened on (its PASSKEYS["RP_ID"] is unset).
 
 from __future__ import annotations
 
-import secrets
 from typing import Any
 from urllib.parse import urlsplit
 
-from .conftest import Steps, expect
+from .conftest import Steps, expect, sign_up
 
 
 def virtual_authenticator(page: Any) -> tuple[Any, str]:
@@ -51,13 +50,7 @@ def test_register_sign_in_without_a_password_and_as_the_second_factor(
     page = browsing.new_page()
     cdp, authenticator_id = virtual_authenticator(page)
 
-    email = f"e2e-passkey-{secrets.token_hex(4)}@example.com"
-    password = f"e2e-{secrets.token_urlsafe(12)}"
-    page.goto(f"{site}/signup")
-    page.fill("input[name=email]", email)
-    page.fill("input[name=password]", password)
-    with page.expect_navigation():
-        page.get_by_role("button", name="Create account").click()
+    email, password = sign_up(page, steps, site)
 
     # 1. Register.
     page.goto(f"{site}/account/passkeys")

@@ -241,7 +241,7 @@ def whoami(server: Server, browser: requests.Session) -> Any:
 
 def form_token(server: Server, browser: requests.Session) -> str:
     page = server.note(browser.get(server.url("/accounts/login/"), timeout=TIMEOUT))
-    match = re.search(r'name="_token" value="([^"]+)"', page.text)
+    match = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
     assert match is not None, page.text
     return match.group(1)
 

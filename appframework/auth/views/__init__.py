@@ -13,6 +13,7 @@ from .base import (
     extra_context_of,
     login_page_url,
 )
+from .email import EmailChangeView, EmailView
 from .login import (
     CHALLENGE_TEMPLATE,
     LOGIN_TEMPLATE,
@@ -25,6 +26,15 @@ from .login import (
     challenge_factors,
     passkey_urls,
 )
+from .login_code import LoginCodeConfirmView, LoginCodeView
+from .password import (
+    PasswordChangeView,
+    PasswordResetKeyView,
+    PasswordResetSentView,
+    PasswordResetView,
+)
+from .signup import ConfirmEmailView, ResendConfirmationView, SignupView, VerificationSentView
+from .trusted import ForgetTrustedBrowserView
 
 __all__ = [
     "CHALLENGE_TEMPLATE",
@@ -33,12 +43,25 @@ __all__ = [
     "AccountPage",
     "ChallengeForm",
     "ChallengeView",
+    "ConfirmEmailView",
+    "EmailChangeView",
+    "EmailView",
     "ExtraContext",
+    "ForgetTrustedBrowserView",
+    "LoginCodeConfirmView",
+    "LoginCodeView",
     "LoginView",
     "LogoutView",
+    "PasswordChangeView",
+    "PasswordResetKeyView",
+    "PasswordResetSentView",
+    "PasswordResetView",
     "ReauthenticateView",
+    "ResendConfirmationView",
     "SignedInMixin",
     "SignedInPage",
+    "SignupView",
+    "VerificationSentView",
     "challenge_factors",
     "extra_context_of",
     "login_page_url",

@@ -6,6 +6,7 @@ to sign the visitor in to its own account (login CSRF) or out of theirs.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from django import forms
@@ -16,14 +17,18 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import NoReverseMatch, reverse
 from django.utils.decorators import method_decorator
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 from django.views.decorators.debug import sensitive_post_parameters
 
+from ...conf import app_settings
 from ...security.csrf import csrf_protect_login
 from ..challenge import METHOD_ATTR, login_or_challenge, pending_user_id
 from ..factors import has_passkeys
 from ..forms import CodeForm, LoginForm, LogoutForm, ReauthenticateForm, username_field
 from ..reauth import reauthenticate
 from ..sessions import logout
+from ..trusted_browsers import trust_browser
+from ..verification import email_verified, send_confirmation, user_email, verification_mode
 from .base import AccountPage, SignedInPage, login_page_url
 
 __all__ = [
@@ -86,13 +91,28 @@ class LoginView(AccountPage):
 
     def form_valid(self, form: forms.Form) -> HttpResponse:
         request = self.request
+        user = form.user  # type: ignore[attr-defined]
+        if verification_mode() == "mandatory" and not email_verified(user):
+            return self.confirm_first(user)
         after = self.next_url(self.adapter.get_login_redirect_url(request))
         setattr(request, METHOD_ATTR, "password")
-        if login_or_challenge(request, form.user):  # type: ignore[attr-defined]
+        if login_or_challenge(request, user):
             return HttpResponseRedirect(after)
         # After start_challenge: it cycles the session key, the value stays.
         request.session[NEXT_SESSION_KEY] = after
         return HttpResponseRedirect(reverse("appframework:mfa-challenge"))
+
+    def confirm_first(self, user: Any) -> HttpResponse:
+        """An unconfirmed address under mandatory verification: a new confirmation (unless
+        one left lately), and confirming it in this browser signs in."""
+        from ...exceptions import TooManyRequestsException
+        from ..signup import SIGNUP_SESSION_KEY
+
+        # Past the mail limit, the confirmations sent lately still work.
+        with contextlib.suppress(TooManyRequestsException):
+            send_confirmation(self.request, user, user_email(user))
+        self.request.session[SIGNUP_SESSION_KEY] = str(user.pk)
+        return HttpResponseRedirect(reverse("appframework:verification-sent"))
 
     def get_form(self, form_class: type[forms.Form] | None = None) -> forms.Form:
         form = super().get_form(form_class)
@@ -129,13 +149,22 @@ def challenge_factors(user_id: Any) -> dict[str, Any]:
 
 class ChallengeForm(CodeForm):
     """The second step: a TOTP or recovery ``code``, or a passkey's answer
-    (``credential``); checking it is the view's (``complete_challenge``)."""
+    (``credential``); checking it is the view's (``complete_challenge``). With
+    ``MFA["TRUST_BROWSER"]``, ``trust``: skip this step here for ``MFA["TRUST_DAYS"]``."""
 
     credential = forms.CharField(required=False, widget=forms.HiddenInput, max_length=65536)
+    trust = forms.BooleanField(required=False)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["code"].required = False
+        if app_settings.MFA.TRUST_BROWSER:
+            days = int(app_settings.MFA.TRUST_DAYS)
+            self.fields["trust"].label = ngettext(
+                "Trust this browser for %(days)d day", "Trust this browser for %(days)d days", days
+            ) % {"days": days}
+        else:
+            del self.fields["trust"]
 
     def clean(self) -> dict[str, Any]:
         cleaned: dict[str, Any] = super().clean() or {}
@@ -175,7 +204,10 @@ class ChallengeView(AccountPage):
             return self.form_invalid(form)
         request.session.pop(NEXT_SESSION_KEY, None)
         default = self.adapter.get_login_redirect_url(request)
-        return HttpResponseRedirect(self.next_url(default, given=after or ""))
+        response = HttpResponseRedirect(self.next_url(default, given=after or ""))
+        if data.get("trust"):
+            trust_browser(request, response, user)
+        return response
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
