@@ -341,6 +341,13 @@ if os.environ.get("CLIENT_IP_HEADER"):
     # appended to this header, not the balancer's own (the throttles count per client).
     APPFRAMEWORK["RATE_LIMIT"] = {"CLIENT_IP_HEADER": os.environ["CLIENT_IP_HEADER"]}
 
+if os.environ.get("DEMO_REAUTHENTICATION_TIMEOUT"):
+    # The browser test of "Confirm it's you" (tests/e2e): a proof that goes stale in
+    # seconds rather than five minutes.
+    APPFRAMEWORK["AUTH"]["REAUTHENTICATION_TIMEOUT"] = int(
+        os.environ["DEMO_REAUTHENTICATION_TIMEOUT"]
+    )
+
 from appframework.env import apply_environment  # noqa: E402
 
 apply_environment(globals())

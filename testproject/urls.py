@@ -80,6 +80,12 @@ account_urls = (
         ),
         path("login/email", account.LoginCodeView.as_view(), name="login-code"),
         path("login/email/code", account.LoginCodeConfirmView.as_view(), name="login-code-confirm"),
+        path("account/linked", account.LinkedAccountsView.as_view(), name="linked-accounts"),
+        path(
+            "account/linked/<str:kind>/<int:pk>/unlink",
+            account.UnlinkAccountView.as_view(),
+            name="linked-account-unlink",
+        ),
         path(
             "account/trusted/<int:pk>/forget",
             account.ForgetTrustedBrowserView.as_view(),

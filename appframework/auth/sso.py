@@ -18,6 +18,7 @@ __all__ = [
     "account_with_email",
     "create_sso_user",
     "finish_sso_login",
+    "identity_subject",
     "link_identity",
     "linked_user",
 ]
@@ -51,22 +52,24 @@ def finish_sso_login(
     return HttpResponseRedirect(safe_redirect_url(request, next_url, fallback))
 
 
-def create_sso_user(request: HttpRequest | None, email: str, name: str | None) -> Any:
-    """A new local account for someone an identity provider vouches for: the email as
-    the username, an unusable password (they sign in through the provider), the name
-    when the model has a ``name`` column; sends ``user_registered`` once committed."""
-    from django.contrib.auth import get_user_model
+def create_sso_user(request: HttpRequest | None, identity: Any, *, verified: bool) -> Any:
+    """A new local account for someone an identity provider vouches for (``identity``:
+    an ``OAuthUser`` or a ``SamlUser``), made by the adapter (``new_user``,
+    ``populate_sso_user``, ``save_user`` with an unusable password: they sign in through
+    the provider); its address recorded, confirmed when the provider ``verified`` it;
+    ``user_registered`` sent once committed."""
     from django.db import transaction
 
     from ..events import user_registered
+    from .adapter import get_adapter
+    from .verification import record_address
 
-    model = get_user_model()
-    values: dict[str, Any] = {model.USERNAME_FIELD: email, model.get_email_field_name(): email}
-    if name and "name" in {f.name for f in model._meta.get_fields()}:
-        values["name"] = name[: model._meta.get_field("name").max_length or 150]
-    user = model(**values)
-    user.set_unusable_password()
-    user.save()
+    adapter = get_adapter(request)
+    user = adapter.new_user(request)
+    adapter.populate_sso_user(request, user, identity)
+    adapter.save_user(request, user, None)
+    record_address(user, identity.email, verified=verified, primary=True)
+    model = user._meta.model
     transaction.on_commit(lambda: user_registered.send(sender=model, user=user, request=request))
     return user
 
@@ -82,17 +85,36 @@ def linked_user(identity_model: Any, email: str | None, **key: Any) -> Any | Non
     return identity.user
 
 
-def link_identity(identity_model: Any, user: Any, email: str, **key: Any) -> Any:
+def link_identity(
+    identity_model: Any, user: Any, email: str, *, request: HttpRequest | None = None, **key: Any
+) -> Any:
     """Link the identity ``key`` to ``user`` and return the user it ends up linked to: a
-    concurrent first sign-in of the same identity may have linked it first."""
+    concurrent first sign-in of the same identity may have linked it first.
+    ``identity_linked`` is sent once committed."""
     from django.db import IntegrityError, transaction
+
+    from ..events import identity_linked
 
     try:
         with transaction.atomic():
-            identity_model.objects.create(user=user, email=email, **key)
+            identity = identity_model.objects.create(user=user, email=email, **key)
     except IntegrityError:
         return identity_model.objects.select_related("user").get(**key).user
+    transaction.on_commit(
+        lambda: identity_linked.send(
+            sender=user._meta.model,
+            user=user,
+            request=request,
+            provider=identity.provider,
+            subject=identity_subject(identity),
+        )
+    )
     return user
+
+
+def identity_subject(identity: Any) -> str:
+    """The provider's name for the user: OAuth's user id, SAML's NameID."""
+    return str(getattr(identity, "provider_user_id", None) or getattr(identity, "name_id", ""))
 
 
 def account_with_email(email: str) -> Any | None:

@@ -6,7 +6,7 @@ URL names (namespace ``appframework``): ``login``, ``mfa-challenge``, ``logout``
 ``reauthenticate``, ``signup``, ``verification-sent``, ``email``, ``email-change``,
 ``email-resend``, ``confirm-email``, ``password-change``, ``password-reset``,
 ``password-reset-sent``, ``password-reset-key``, ``login-code``, ``login-code-confirm``,
-``trusted-browser-forget``; with the ``mfa`` extra ``mfa-setup``, ``totp-activate``,
+``trusted-browser-forget``, ``linked-accounts``, ``linked-account-unlink``; with the ``mfa`` extra ``mfa-setup``, ``totp-activate``,
 ``totp-deactivate``, ``recovery-codes``; with ``appframework.passkeys`` installed
 ``passkeys``, ``passkey-add``, ``passkey-rename``, ``passkey-remove``, ``passkey-login``
 and ``passkey-options``. ``LOGIN_URL = "appframework:login"`` and
@@ -48,6 +48,12 @@ def shared_urlpatterns() -> list[URLPattern]:
             "login/email/code/",
             views.LoginCodeConfirmView.as_view(),
             name="login-code-confirm",
+        ),
+        path("linked-accounts/", views.LinkedAccountsView.as_view(), name="linked-accounts"),
+        path(
+            "linked-accounts/<str:kind>/<int:pk>/unlink/",
+            views.UnlinkAccountView.as_view(),
+            name="linked-account-unlink",
         ),
         path(
             "trusted-browsers/<int:pk>/forget/",

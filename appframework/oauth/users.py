@@ -57,5 +57,7 @@ def find_or_create_user(request: HttpRequest | None, oauth_user: OAuthUser) -> A
                 ),
                 code="oauth_email_unverified",
             )
-        user = existing or create_sso_user(request, oauth_user.email, oauth_user.name)
-        return link_identity(OAuthIdentity, user, oauth_user.email, **key)
+        user = existing or create_sso_user(
+            request, oauth_user, verified=bool(oauth_user.email_verified)
+        )
+        return link_identity(OAuthIdentity, user, oauth_user.email, request=request, **key)

@@ -24,6 +24,7 @@ from appframework.auth import (
     current_api_user,
     current_user_sync,
 )
+from appframework.auth.reauth import reauthentication_required
 from appframework.authorization import Gate, authorized
 from appframework.conf import app_settings
 from appframework.container import container
@@ -58,6 +59,7 @@ def login_sso_context(request: HttpRequest) -> dict[str, Any]:
 
 @require_POST
 @auth_required
+@reauthentication_required
 def issue_token(request: HttpRequest) -> JsonResponse:
     # Tied to this session: signing out ends it (AUTH["REVOKE_TOKENS_ON_LOGOUT"]).
     token = container.resolve(TokenManager).issue(request.user, request=request)
@@ -66,6 +68,7 @@ def issue_token(request: HttpRequest) -> JsonResponse:
 
 @require_GET
 @auth_required
+@reauthentication_required
 def token_page(request: HttpRequest) -> HttpResponse:
     """/account/token: issue a bearer token (POST /token) and call /api/me with it, from
     the page's own script: no cookie is sent with that call, only the token."""

@@ -215,12 +215,12 @@ def start_demo(env: dict[str, str], port: int, log_path: Path) -> DemoServer:
     return server
 
 
-@pytest.fixture(scope="package")
-def demo(
-    graphiql_assets: GraphiqlAssets, tmp_path_factory: pytest.TempPathFactory
+@contextlib.contextmanager
+def serve_demo(
+    tmp: Path, graphiql_assets: GraphiqlAssets, **extra_env: str
 ) -> Iterator[DemoServer]:
-    """The demo as ``scripts/demo`` would run it: migrated, seeded, served (DEBUG=1)."""
-    tmp = tmp_path_factory.mktemp("e2e-demo")
+    """The demo as ``scripts/demo`` would run it — migrated, seeded, served (DEBUG=1) —
+    with ``extra_env`` on top; its request log copied to the artifacts afterwards."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     with fresh_database(tmp) as database:
@@ -232,6 +232,7 @@ def demo(
             DEMO_BASE_URL=url,
             # This server's outbox, read on /mailbox.
             DEMO_MAILBOX=str(tmp / "mail"),
+            **extra_env,
         )
         if graphiql_assets.directory is not None:
             env["GRAPHIQL_ASSETS_DIR"] = str(graphiql_assets.directory)
@@ -247,7 +248,16 @@ def demo(
             # The request log, next to the screenshots: what the server saw and said.
             folder = artifacts_dir()
             folder.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(server.log_path, folder / "server.log")
+            shutil.copyfile(server.log_path, folder / f"server-{tmp.name}.log")
+
+
+@pytest.fixture(scope="package")
+def demo(
+    graphiql_assets: GraphiqlAssets, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[DemoServer]:
+    """The demo as a user starts it, shared by the browser tests."""
+    with serve_demo(tmp_path_factory.mktemp("e2e-demo"), graphiql_assets) as server:
+        yield server
 
 
 # -- another origin: a tiny HTTP server on another port --------------------------------------

@@ -14,6 +14,7 @@ from .base import (
     login_page_url,
 )
 from .email import EmailChangeView, EmailView
+from .identities import LinkedAccountsView, UnlinkAccountView
 from .login import (
     CHALLENGE_TEMPLATE,
     LOGIN_TEMPLATE,
@@ -48,6 +49,7 @@ __all__ = [
     "EmailView",
     "ExtraContext",
     "ForgetTrustedBrowserView",
+    "LinkedAccountsView",
     "LoginCodeConfirmView",
     "LoginCodeView",
     "LoginView",
@@ -61,6 +63,7 @@ __all__ = [
     "SignedInMixin",
     "SignedInPage",
     "SignupView",
+    "UnlinkAccountView",
     "VerificationSentView",
     "challenge_factors",
     "extra_context_of",
