@@ -56,7 +56,7 @@ def test_enrolling_the_attackers_totp_is_refused(stolen: Client, user: Any) -> N
 def test_removing_the_victims_passkey_or_totp_is_refused(user: Any) -> None:
     own = login_client(Client(), user)
     passkey = add_passkey(own, SoftAuthenticator())
-    secret, codes = enable_totp(user)
+    _secret, codes = enable_totp(user)
     thief = login_client(Client(), user)
     age_proof(thief)
     _refused(thief.post(f"/account/passkeys/{passkey.pk}/remove", {}, **JSON))
