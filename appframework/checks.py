@@ -214,6 +214,7 @@ KNOWN_SECRET_KEYS: frozenset[str] = frozenset(
 #: Django's startproject writes keys with this prefix into settings.py, i.e. into git.
 INSECURE_KEY_PREFIX = "django-insecure-"
 
+
 @checks.register(checks.Tags.security, deploy=True)
 def check_demo_secret_key(
     *,

@@ -93,4 +93,3 @@ def shared_store(value: Any) -> BaseCache:
         value = alias
     # caches[...] is per thread (Django's rule for cache clients): not kept here.
     return caches[str(value)]
-

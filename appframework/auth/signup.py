@@ -24,6 +24,7 @@ from .adapter import get_adapter
 from .mail_codes import issue_code
 from .mail_limit import limit_mail
 from .passwords import burn_hash_time
+from .signin import SIGNUP_SESSION_KEY, confirming_signs_in
 from .verification import (
     CONFIRM_CODE_SESSION_KEY,
     email_owner,
@@ -33,10 +34,7 @@ from .verification import (
     verification_mode,
 )
 
-__all__ = ["SIGNUP_SESSION_KEY", "SignupResult", "sign_up"]
-
-#: The account this browser just made: its confirmation may sign it in.
-SIGNUP_SESSION_KEY = "_appframework_signup_user"
+__all__ = ["SignupResult", "sign_up"]
 
 
 @dataclass(frozen=True)
@@ -85,7 +83,7 @@ def sign_up(request: HttpRequest, data: Mapping[str, Any]) -> SignupResult:
     if mode != "none":
         confirmation = send_confirmation(request, user, email, counted=True)
     if mode == "mandatory":
-        request.session[SIGNUP_SESSION_KEY] = str(user.pk)
+        confirming_signs_in(request, user)
     return SignupResult(user, sign_in=mode != "mandatory", confirmation=confirmation)
 
 

@@ -65,9 +65,7 @@ def find_or_create_user(
                 ),
                 code="saml_email_not_trusted",
             )
-        user = existing or create_sso_user(
-            request, saml_user, verified=bool(provider.trust_email)
-        )
+        user = existing or create_sso_user(request, saml_user, verified=bool(provider.trust_email))
         if transient:
             return user
         return link_identity(SamlIdentity, user, saml_user.email, request=request, **key)

@@ -6,7 +6,6 @@ to sign the visitor in to its own account (login CSRF) or out of theirs.
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 from django import forms
@@ -22,13 +21,13 @@ from django.views.decorators.debug import sensitive_post_parameters
 
 from ...conf import app_settings
 from ...security.csrf import csrf_protect_login
-from ..challenge import METHOD_ATTR, login_or_challenge, pending_user_id
+from ..challenge import pending_user_id
 from ..factors import has_passkeys
 from ..forms import CodeForm, LoginForm, LogoutForm, ReauthenticateForm, username_field
 from ..reauth import reauthenticate
 from ..sessions import logout
+from ..signin import SIGNED_IN, VERIFY_EMAIL, sign_in
 from ..trusted_browsers import trust_browser
-from ..verification import email_verified, send_confirmation, user_email, verification_mode
 from .base import AccountPage, SignedInPage, login_page_url
 
 __all__ = [
@@ -42,6 +41,7 @@ __all__ = [
     "ReauthenticateView",
     "challenge_factors",
     "passkey_urls",
+    "signed_in_response",
 ]
 
 LOGIN_TEMPLATE = "appframework/login.html"
@@ -91,28 +91,8 @@ class LoginView(AccountPage):
 
     def form_valid(self, form: forms.Form) -> HttpResponse:
         request = self.request
-        user = form.user  # type: ignore[attr-defined]
-        if verification_mode() == "mandatory" and not email_verified(user):
-            return self.confirm_first(user)
         after = self.next_url(self.adapter.get_login_redirect_url(request))
-        setattr(request, METHOD_ATTR, "password")
-        if login_or_challenge(request, user):
-            return HttpResponseRedirect(after)
-        # After start_challenge: it cycles the session key, the value stays.
-        request.session[NEXT_SESSION_KEY] = after
-        return HttpResponseRedirect(reverse("appframework:mfa-challenge"))
-
-    def confirm_first(self, user: Any) -> HttpResponse:
-        """An unconfirmed address under mandatory verification: a new confirmation (unless
-        one left lately), and confirming it in this browser signs in."""
-        from ...exceptions import TooManyRequestsException
-        from ..signup import SIGNUP_SESSION_KEY
-
-        # Past the mail limit, the confirmations sent lately still work.
-        with contextlib.suppress(TooManyRequestsException):
-            send_confirmation(self.request, user, user_email(user))
-        self.request.session[SIGNUP_SESSION_KEY] = str(user.pk)
-        return HttpResponseRedirect(reverse("appframework:verification-sent"))
+        return signed_in_response(request, sign_in(request, form.user, "password"), after)  # type: ignore[attr-defined]
 
     def get_form(self, form_class: type[forms.Form] | None = None) -> forms.Form:
         form = super().get_form(form_class)
@@ -137,6 +117,18 @@ class LoginView(AccountPage):
             login_code_url=_url("appframework:login-code"),
         )
         return context
+
+
+def signed_in_response(request: HttpRequest, outcome: str, after: str) -> HttpResponse:
+    """The page after a first factor: ``after`` when signed in, else the code form (the
+    target kept for it) or "check your inbox"."""
+    if outcome == SIGNED_IN:
+        return HttpResponseRedirect(after)
+    if outcome == VERIFY_EMAIL:
+        return HttpResponseRedirect(reverse("appframework:verification-sent"))
+    # After start_challenge: it cycles the session key, the value stays.
+    request.session[NEXT_SESSION_KEY] = after
+    return HttpResponseRedirect(reverse("appframework:mfa-challenge"))
 
 
 def challenge_factors(user_id: Any) -> dict[str, Any]:

@@ -11,11 +11,11 @@ from django.utils.decorators import method_decorator
 
 from ...conf import app_settings
 from ...exceptions import ValidationException
-from ..challenge import METHOD_ATTR, login_or_challenge
 from ..forms import CodeForm, EmailForm
 from ..login_code import code_pending, request_login_code, user_for_login_code
+from ..signin import sign_in
 from .base import AccountPage
-from .login import NEXT_SESSION_KEY, public_page
+from .login import NEXT_SESSION_KEY, public_page, signed_in_response
 
 __all__ = ["LoginCodeConfirmView", "LoginCodeView"]
 
@@ -64,12 +64,6 @@ class LoginCodeConfirmView(_LoginCodePage):
         except ValidationException as exc:
             form.add_error(None, str(exc.detail))
             return self.form_invalid(form)
-        after = request.session.get(NEXT_SESSION_KEY) or self.adapter.get_login_redirect_url(
-            request
-        )
-        setattr(request, METHOD_ATTR, "email_code")
-        if login_or_challenge(request, user):
-            request.session.pop(NEXT_SESSION_KEY, None)
-            return HttpResponseRedirect(self.next_url(after, given=after))
-        request.session[NEXT_SESSION_KEY] = after
-        return HttpResponseRedirect(reverse("appframework:mfa-challenge"))
+        after = request.session.pop(NEXT_SESSION_KEY, None)
+        after = self.next_url(self.adapter.get_login_redirect_url(request), given=after or "")
+        return signed_in_response(request, sign_in(request, user, "email_code"), after)

@@ -14,10 +14,10 @@ from django.views.generic import View
 
 from ...errors import response_for_error
 from ...exceptions import AppFrameworkError, ForbiddenException
-from ..challenge import METHOD_ATTR, login_or_challenge
 from ..forms import CodeForm, SignupForm
 from ..sessions import current_user_sync
-from ..signup import SIGNUP_SESSION_KEY, sign_up
+from ..signin import sign_in, sign_in_after_confirmation
+from ..signup import sign_up
 from ..verification import (
     CONFIRM_CODE_SESSION_KEY,
     confirm_address,
@@ -28,7 +28,7 @@ from ..verification import (
     user_email,
 )
 from .base import AccountPage, SignedInMixin
-from .login import public_page
+from .login import public_page, signed_in_response
 
 __all__ = [
     "ConfirmEmailCodeView",
@@ -36,7 +36,6 @@ __all__ = [
     "ResendConfirmationView",
     "SignupView",
     "VerificationSentView",
-    "sign_in_after_confirmation",
 ]
 
 
@@ -72,26 +71,13 @@ class SignupView(AccountPage):
         result = sign_up(request, form.cleaned_data)
         if not result.sign_in:
             return HttpResponseRedirect(reverse("appframework:verification-sent"))
-        setattr(request, METHOD_ATTR, "password")
-        login_or_challenge(request, result.user)
+        outcome = sign_in(request, result.user, "password")
         if result.confirmation is not None:
             self.adapter.add_message(
                 request, messages.INFO, _("We sent you a message to confirm your address.")
             )
-        return HttpResponseRedirect(self.next_url(self.adapter.get_signup_redirect_url(request)))
-
-
-def sign_in_after_confirmation(request: HttpRequest, user: Any) -> bool:
-    """After a confirmation in the browser that signed up (``mandatory``): sign the new
-    user in (second factor first, if they have one already). Another browser signs in
-    as usual."""
-    if request.session.get(SIGNUP_SESSION_KEY) != str(user.pk):
-        return False
-    request.session.pop(SIGNUP_SESSION_KEY, None)
-    if current_user_sync(request) is None:
-        setattr(request, METHOD_ATTR, "email")
-        login_or_challenge(request, user)
-    return True
+        after = self.next_url(self.adapter.get_signup_redirect_url(request))
+        return signed_in_response(request, outcome, after)
 
 
 @method_decorator(public_page, name="dispatch")
@@ -120,12 +106,12 @@ class VerificationSentView(AccountPage):
 def _confirmed(page: AccountPage, user: Any) -> HttpResponse:
     request = page.request
     page.adapter.add_message(request, messages.SUCCESS, _("Your address is confirmed."))
-    signed_in = sign_in_after_confirmation(request, user)
-    if current_user_sync(request) is not None:
-        return HttpResponseRedirect(page.adapter.get_login_redirect_url(request))
-    if signed_in:  # the second factor is asked first
-        return HttpResponseRedirect(reverse("appframework:mfa-challenge"))
-    return HttpResponseRedirect(reverse("appframework:login"))
+    outcome = sign_in_after_confirmation(request, user)
+    if outcome is None:
+        if current_user_sync(request) is not None:
+            return HttpResponseRedirect(page.adapter.get_login_redirect_url(request))
+        return HttpResponseRedirect(reverse("appframework:login"))
+    return signed_in_response(request, outcome, page.adapter.get_login_redirect_url(request))
 
 
 ConfirmEmailCodeView = VerificationSentView
