@@ -39,9 +39,11 @@ __all__ = [
     "answer_outage",
     "app_error",
     "field_errors",
+    "form_errors",
     "is_outage",
     "problem",
     "problem_http_response",
+    "problem_json_response",
     "response_for_error",
     "status_error",
 ]
@@ -195,6 +197,32 @@ def field_errors(items: Iterable[tuple[str, str, str]]) -> dict[str, list[dict[s
     return errors
 
 
+def form_errors(form: Any) -> dict[str, list[dict[str, str]]]:
+    """A Django form's errors as problem ``errors`` (``non_field_errors`` for the
+    form-wide ones)."""
+    return field_errors(
+        (
+            name if name and name != "__all__" else "non_field_errors",
+            str(e.code or "invalid"),
+            str(" ".join(e.messages)),
+        )
+        for name, error_list in form.errors.as_data().items()
+        for e in error_list
+    )
+
+
+def problem_json_response(
+    error: AppFrameworkError, errors: dict[str, Any] | None = None
+) -> HttpResponse:
+    """``error`` as problem+json whatever the client accepts (a JSON API's answer)."""
+    response = HttpResponse(
+        json.dumps(problem(error, errors)), status=error.status_code, content_type=PROBLEM_JSON
+    )
+    for name, value in error.response_headers().items():
+        response[name] = value
+    return response
+
+
 def problem_http_response(
     request: HttpRequest, error: AppFrameworkError, errors: dict[str, Any] | None = None
 ) -> HttpResponse:
@@ -202,9 +230,4 @@ def problem_http_response(
     with field ``errors``, the problem document carrying them."""
     if errors is None:
         return response_for_error(request, error)
-    response = HttpResponse(
-        json.dumps(problem(error, errors)), status=error.status_code, content_type=PROBLEM_JSON
-    )
-    for name, value in error.response_headers().items():
-        response[name] = value
-    return response
+    return problem_json_response(error, errors)

@@ -114,7 +114,8 @@ MIDDLEWARE = [
     # CommonMiddleware, so it also answers an API client refused before any URL matched
     # (a bad Host) in the problem format under DEBUG.
     "appframework.security.SecurityHeadersMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # Django's SessionMiddleware, plus app sessions (X-Session-Token) for the JSON API.
+    "appframework.headless.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "appframework.security.CsrfMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",

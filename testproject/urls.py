@@ -113,6 +113,8 @@ urlpatterns = [
     # The event catalogue as JSON, at /webhooks/events.
     path("", include("appframework_webhooks.urls")),
     path("admin/", admin.site.urls),
+    # The account flows as JSON for single-page and mobile apps (docs/headless.md).
+    path("api/auth/", include("appframework.headless.urls")),
     path("api/drf/", include(drf_router.urls)),
     # The browsable API's "Log in": Django's LoginView (a user with TOTP on is refused
     # there and signs in through /login, which runs the challenge).

@@ -17,6 +17,7 @@ from .flows import (
     login_or_challenge,
     pending_user_id,
     regenerate_recovery_codes,
+    require_current_code,
     start_challenge,
     verify_and_consume,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "pending_user_id",
     "provisioning_uri",
     "regenerate_recovery_codes",
+    "require_current_code",
     "start_challenge",
     "verify_and_consume",
     "verify_totp",

@@ -52,6 +52,7 @@ __all__ = [
     "login_or_challenge",
     "pending_user_id",
     "regenerate_recovery_codes",
+    "require_current_code",
     "start_challenge",
     "verify_and_consume",
 ]
@@ -293,3 +294,17 @@ async def acomplete_challenge(
         rate_limit_attempts=rate_limit_attempts,
         rate_limit_window=rate_limit_window,
     )
+
+
+def require_current_code(request: HttpRequest | None, user: Any, code: str) -> None:
+    """A live TOTP code or an unused recovery code of ``user`` (spent), counted on the
+    user's guessing bound; ``ValidationException`` (``mfa_invalid_code``) otherwise. What
+    turning TOTP off and new recovery codes ask for, beside a recent authentication: a
+    stolen session, or a stolen session and the password, cannot take the factor away."""
+    attempt = begin_factor_try(user.pk)
+    if consume_factor(user, code, request) is None:
+        attempt.failed(request, user)
+        raise ValidationException(
+            _("Enter a current code (or a recovery code)."), code="mfa_invalid_code"
+        )
+    attempt.succeeded()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.urls import NoReverseMatch, reverse
 from django.utils.decorators import method_decorator
 from django.utils.translation import gettext_lazy as _
@@ -19,7 +19,6 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.generic import TemplateView
 
-from ..auth.factor_limit import begin_factor_try
 from ..auth.factors import has_passkeys
 from ..auth.forms import CodeForm
 from ..auth.trusted_browsers import trusted_browsers
@@ -28,11 +27,11 @@ from ..exceptions import ValidationException
 from .flows import (
     account_name,
     confirm,
-    consume_factor,
     default_issuer,
     disable,
     enroll,
     regenerate_recovery_codes,
+    require_current_code,
 )
 
 __all__ = [
@@ -58,18 +57,6 @@ def _url(name: str) -> str | None:
         return reverse(name)
     except NoReverseMatch:
         return None
-
-
-def require_current_code(request: HttpRequest, user: Any, code: str) -> None:
-    """A live TOTP code or an unused recovery code of ``user``, on the guessing bound;
-    ``ValidationException`` (``mfa_invalid_code``) otherwise."""
-    attempt = begin_factor_try(user.pk)
-    if consume_factor(user, code, request) is None:
-        attempt.failed(request, user)
-        raise ValidationException(
-            _("Enter a current code (or a recovery code)."), code="mfa_invalid_code"
-        )
-    attempt.succeeded()
 
 
 @method_decorator(never_cache, name="dispatch")

@@ -58,6 +58,7 @@ __all__ = [
     "RemovePasskeyView",
     "RenamePasskeyForm",
     "RenamePasskeyView",
+    "ceremony_options",
     "passkey_options_view",
 ]
 
@@ -119,21 +120,27 @@ def passkey_options_view(request: HttpRequest) -> HttpResponse:
     ``register``, ``confirm`` and ``reauthenticate`` (the signed-in user). The challenge
     is kept in this session; checked for CSRF like the login form, since it writes an
     anonymous session."""
-    kind = request.POST.get("kind", "")
     try:
-        if kind == LOGIN:
-            options = authentication_options(request, LOGIN)
-        elif kind == CHALLENGE:
-            options = authentication_options(request, CHALLENGE, _pending_user(request))
-        elif kind in (CONFIRM, REAUTHENTICATE):
-            options = authentication_options(request, kind, _signed_in(request))
-        elif kind == REGISTER:
-            options = registration_options(request, _signed_in(request))
-        else:
-            raise ValidationException(_("Unknown passkey ceremony."), code="invalid_action")
+        options = ceremony_options(request, request.POST.get("kind", ""))
     except AppFrameworkError as exc:
         return response_for_error(request, exc)
     return JsonResponse({"publicKey": options})
+
+
+def ceremony_options(request: HttpRequest, kind: str) -> dict[str, Any]:
+    """The options of the ceremony ``kind`` for this session (the page endpoint above
+    and the JSON API share it): ``login`` (anyone), ``challenge`` (the user whose second
+    factor is awaited), ``register``, ``confirm``, ``reauthenticate`` (the signed-in
+    user). ``ValidationException`` (``invalid_action``) for any other kind."""
+    if kind == LOGIN:
+        return authentication_options(request, LOGIN)
+    if kind == CHALLENGE:
+        return authentication_options(request, CHALLENGE, _pending_user(request))
+    if kind in (CONFIRM, REAUTHENTICATE):
+        return authentication_options(request, kind, _signed_in(request))
+    if kind == REGISTER:
+        return registration_options(request, _signed_in(request))
+    raise ValidationException(_("Unknown passkey ceremony."), code="invalid_action")
 
 
 @method_decorator([csrf_protect_login, login_not_required], name="dispatch")

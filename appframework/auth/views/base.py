@@ -15,7 +15,7 @@ from django.utils.decorators import method_decorator
 from django.views.decorators.cache import never_cache
 from django.views.generic import FormView
 
-from ...errors import field_errors, problem_http_response, response_for_error
+from ...errors import form_errors, problem_json_response, response_for_error
 from ...exceptions import (
     AppFrameworkError,
     TooManyRequestsException,
@@ -150,12 +150,7 @@ class AccountPage(FormView):
 
     def form_invalid(self, form: forms.Form) -> HttpResponse:
         if asks_for_json(self.request):
-            errors = field_errors(
-                (field or "non_field_errors", str(e.code or "invalid"), str(e.message))
-                for field, error_list in form.errors.as_data().items()
-                for e in error_list
-            )
-            return problem_http_response(self.request, self.invalid_error(form), errors)
+            return problem_json_response(self.invalid_error(form), form_errors(form))
         return self.render_to_response(self.get_context_data(form=form), status=self.invalid_status)
 
     def done(self, default: str, message: Any = None) -> HttpResponse:

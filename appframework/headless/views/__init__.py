@@ -1,0 +1,1 @@
+"""The endpoints of the JSON API, by concern."""
