@@ -54,7 +54,7 @@ class InvalidForm(ValidationException):
         first = next(iter(form.non_field_errors()), None)
         super().__init__(first or _("The submitted data is not valid."), code=code)
         self.status_code = status
-        self.title = HTTPStatus(status).phrase
+        self.title = HTTPStatus(status).phrase  # type: ignore[assignment]
         self.errors = form_errors(form)
 
 
