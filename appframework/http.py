@@ -10,17 +10,30 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.html import escape
 
 __all__ = [
+    "APP_SESSION_ATTR",
     "PROBLEM_JSON",
     "asks_for_json",
     "client_ip",
     "has_authorization",
     "header_meta_key",
+    "is_app_request",
     "problem_document",
     "problem_response",
     "safe_redirect_url",
     "set_request_user",
     "wants_json",
 ]
+
+
+#: Set on a request served with an app session (``X-Session-Token``, the headless
+#: SessionMiddleware): the token it came with, "" for none.
+APP_SESSION_ATTR = "_appframework_app_session"
+
+
+def is_app_request(request: HttpRequest) -> bool:
+    """The request is an app's: its session came from ``X-Session-Token``, never from a
+    cookie, so no other site can make it (no CSRF check applies)."""
+    return hasattr(request, APP_SESSION_ATTR)
 
 
 def has_authorization(request: HttpRequest) -> bool:

@@ -18,18 +18,11 @@ from django.contrib.sessions.middleware import SessionMiddleware as DjangoSessio
 from django.http import HttpRequest, HttpResponse
 from django.utils.cache import patch_vary_headers
 
-from ..http import client_ip, header_meta_key
+from ..http import APP_SESSION_ATTR, client_ip, header_meta_key, is_app_request
 from .app_sessions import SESSION_TOKEN_HEADER, AppSessionStore
 
-__all__ = ["APP_REQUEST_ATTR", "SessionMiddleware", "is_app_request", "use_app_session"]
-
-#: Set on a request served with an app session: the token it came with ("" for none).
-APP_REQUEST_ATTR = "_appframework_app_session"
+__all__ = ["SessionMiddleware", "is_app_request", "use_app_session"]
 _META = header_meta_key(SESSION_TOKEN_HEADER)
-
-
-def is_app_request(request: HttpRequest) -> bool:
-    return hasattr(request, APP_REQUEST_ATTR)
 
 
 def use_app_session(request: HttpRequest, token: str | None) -> None:
@@ -41,7 +34,7 @@ def use_app_session(request: HttpRequest, token: str | None) -> None:
         client_ip=client_ip(request),
         user_agent=request.headers.get("User-Agent", ""),
     )
-    setattr(request, APP_REQUEST_ATTR, token or None)
+    setattr(request, APP_SESSION_ATTR, token or None)
 
 
 class SessionMiddleware(DjangoSessionMiddleware):
@@ -55,7 +48,7 @@ class SessionMiddleware(DjangoSessionMiddleware):
         if not is_app_request(request):
             return super().process_response(request, response)
         session: Any = request.session
-        token_in = getattr(request, APP_REQUEST_ATTR)
+        token_in = getattr(request, APP_SESSION_ATTR)
         if session.modified and not session.is_empty() and response.status_code < 500:
             try:
                 session.save()

@@ -21,7 +21,7 @@ from ...auth.tokens import (
     current_api_token_sync,
     token_manager,
 )
-from ...http import has_authorization
+from ...http import has_authorization, is_app_request
 from ...security.csrf import session_csrf_failure
 
 __all__ = ["BearerTokenAuthentication", "SessionAuthentication"]
@@ -100,7 +100,9 @@ class SessionAuthentication(authentication.SessionAuthentication):
     token of *this* session (signed double-submit) in ``X-CSRF-Token``, Django's
     ``X-CSRFToken`` or the form field. A request carrying ``Authorization`` is judged by
     that credential alone; a user whose two-factor challenge is still pending is not
-    signed in, so gets nothing from the session.
+    signed in, so gets nothing from the session. An app's session (``X-Session-Token``,
+    with the headless ``SessionMiddleware``) counts too, without a CSRF check: no other
+    site can send that header.
     """
 
     def authenticate(self, request: Request) -> tuple[Any, None] | None:
@@ -110,7 +112,9 @@ class SessionAuthentication(authentication.SessionAuthentication):
         user = current_user_sync(django_request)
         if user is None:
             return None
-        self.enforce_csrf(request)
+        if not is_app_request(django_request):
+            # An app's session rides in X-Session-Token, which no other site can send.
+            self.enforce_csrf(request)
         return user, None
 
     def enforce_csrf(self, request: Request) -> None:

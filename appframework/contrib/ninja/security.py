@@ -10,7 +10,7 @@ from ninja.security import APIKeyCookie, HttpBearer
 
 from ...auth.sessions import current_user_sync
 from ...auth.tokens import bearer_token, bearer_unauthorized, current_api_user_sync
-from ...http import has_authorization
+from ...http import has_authorization, is_app_request
 from ...security.csrf import session_csrf_failure
 
 __all__ = ["BEARER_EXPECTED", "BearerAuth", "SessionAuth"]
@@ -25,7 +25,9 @@ class SessionAuth(APIKeyCookie):
     session in ``X-CSRF-Token``, Django's ``X-CSRFToken`` or the form field; otherwise
     403 (``code`` names the reason). ``SessionAuth(csrf=False)`` skips that check, as
     ninja's own class does. A request carrying ``Authorization`` is judged by that
-    credential alone; a pending two-factor challenge is not a signed-in user.
+    credential alone; a pending two-factor challenge is not a signed-in user. An app's
+    session (``X-Session-Token``, with the headless ``SessionMiddleware``) counts too,
+    without the CSRF check.
     """
 
     param_name: str = settings.SESSION_COOKIE_NAME
@@ -41,7 +43,9 @@ class SessionAuth(APIKeyCookie):
         user = current_user_sync(request)
         if user is None:
             return None
-        if self.csrf and not getattr(request, "_ninja_csrf_exempt", False):
+        # An app's session rides in X-Session-Token, which no other site can send.
+        csrf = self.csrf and not is_app_request(request)
+        if csrf and not getattr(request, "_ninja_csrf_exempt", False):
             failure = session_csrf_failure(request)
             if failure is not None:
                 raise failure
