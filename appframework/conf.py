@@ -85,6 +85,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "LOGIN_BY_CODE": False,
         # Account mails (confirmation, sign-in code, password reset) per email address,
         # and those plus sign-ups per client address, within MAIL_WINDOW seconds.
+        # Where an app's single sign-on may hand its one-use code (the app's own URI,
+        # e.g. "com.example.app:/signed-in"; docs/headless.md).
+        "APP_REDIRECT_URIS": [],
         "MAIL_PER_ADDRESS": 3,
         "MAIL_PER_CLIENT": 20,
         "MAIL_WINDOW": 3600,

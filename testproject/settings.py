@@ -277,6 +277,8 @@ APPFRAMEWORK: dict[str, dict[str, object]] = {
         "LOGIN_BY_CODE": True,
         # Mail the owner when a factor, the password or the address changes.
         "SECURITY_NOTIFICATIONS": True,
+        # The demo's example app receives its single sign-on code here (docs/headless.md).
+        "APP_REDIRECT_URIS": ["appframework-demo://signed-in"],
         # Signing out of the browser also ends the API tokens that session issued
         # (/account/token issues them with request=): the safe choice for tokens a
         # person makes by hand in a page, docs/tokens.md.

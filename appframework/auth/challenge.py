@@ -23,6 +23,7 @@ from .factors import has_second_factor
 
 __all__ = [
     "METHOD_ATTR",
+    "NEXT_SESSION_KEY",
     "PENDING_SESSION_KEY",
     "alogin_or_challenge",
     "apending_user_id",
@@ -37,6 +38,10 @@ __all__ = [
 ]
 
 PENDING_SESSION_KEY = "_appframework_mfa_pending"
+#: Where the code form sends the user once the challenge is passed: the checked ``next``
+#: of the sign-in that started it (the login form, single sign-on), kept in the session
+#: because the code form is a page of its own.
+NEXT_SESSION_KEY = "_appframework_login_next"
 #: Request attribute a sign-in sets before ``login()`` to name the factor it proved.
 METHOD_ATTR = "_appframework_auth_method"
 

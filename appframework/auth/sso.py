@@ -37,19 +37,22 @@ def finish_sso_login(
     (``LOGIN_REDIRECT_URL`` when None). A deactivated account is refused (403)."""
     # Function-level: sessions import Django's auth models, and this module is imported
     # with the OAuth and SAML packages, before the app registry is ready.
-    from .challenge import login_or_challenge
+    from .challenge import NEXT_SESSION_KEY, login_or_challenge
     from .sessions import login
 
     if user is None or not getattr(user, "is_active", True):
         raise ForbiddenException(_("This account is disabled."), code="account_disabled")
+    fallback = resolve_url(default_url or settings.LOGIN_REDIRECT_URL)
+    after = safe_redirect_url(request, next_url, fallback)
     if not mfa:
         login(request, user)
     elif not login_or_challenge(request, user):
+        # The code form continues to the same place once the challenge is passed.
+        request.session[NEXT_SESSION_KEY] = after
         return HttpResponseRedirect(
             resolve_url(app_settings.MFA.CHALLENGE_URL or settings.LOGIN_URL)
         )
-    fallback = resolve_url(default_url or settings.LOGIN_REDIRECT_URL)
-    return HttpResponseRedirect(safe_redirect_url(request, next_url, fallback))
+    return HttpResponseRedirect(after)
 
 
 def create_sso_user(request: HttpRequest | None, identity: Any, *, verified: bool) -> Any:

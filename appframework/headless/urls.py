@@ -13,7 +13,7 @@ from typing import Any
 from django.urls import include, path
 
 from .base import APP, BROWSER, client_view
-from .views import account, auth
+from .views import account, auth, provider
 
 __all__ = ["client_urlpatterns"]
 
@@ -33,6 +33,7 @@ ENDPOINTS: list[tuple[str, Any, str]] = [
     ("auth/password/reset/confirm", auth.PasswordResetConfirmView, "password-reset-confirm"),
     ("auth/code/request", auth.LoginCodeRequestView, "login-code-request"),
     ("auth/code/confirm", auth.LoginCodeConfirmView, "login-code-confirm"),
+    ("auth/provider/token", provider.ProviderTokenView, "provider-token"),
     ("account", account.AccountView, "account"),
     ("account/email", account.EmailChangeView, "email"),
     ("account/password", account.PasswordChangeView, "password"),
@@ -56,4 +57,15 @@ app_name = "headless"
 urlpatterns = [
     path("browser/v1/", include((client_urlpatterns(BROWSER), BROWSER))),
     path("app/v1/", include((client_urlpatterns(APP), APP))),
+    # The two pages an app's single sign-on passes through in a browser (not JSON).
+    path(
+        "app/v1/auth/provider/redirect",
+        provider.provider_redirect_view,
+        name="provider-redirect",
+    ),
+    path(
+        "app/v1/auth/provider/complete",
+        provider.provider_complete_view,
+        name="provider-complete",
+    ),
 ]

@@ -21,7 +21,7 @@ from django.views.decorators.debug import sensitive_post_parameters
 
 from ...conf import app_settings
 from ...security.csrf import csrf_protect_login
-from ..challenge import pending_user_id
+from ..challenge import NEXT_SESSION_KEY, pending_user_id
 from ..factors import has_passkeys
 from ..forms import CodeForm, LoginForm, LogoutForm, ReauthenticateForm, username_field
 from ..reauth import reauthenticate
@@ -47,9 +47,6 @@ __all__ = [
 LOGIN_TEMPLATE = "appframework/login.html"
 CHALLENGE_TEMPLATE = "appframework/mfa_challenge.html"
 
-#: Where the code form sends the user once the challenge is passed: the login's checked
-#: ``next``, kept in the session because the code form is a page of its own.
-NEXT_SESSION_KEY = "_appframework_login_next"
 
 
 def passkey_urls() -> dict[str, str] | None:
