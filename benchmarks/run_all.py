@@ -39,6 +39,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "webhooks": [sys.executable, str(HERE / "webhooks.py")],
     "mfa": [sys.executable, str(HERE / "mfa.py")],
     "passkeys": [sys.executable, str(HERE / "passkeys.py")],
+    "headless": [sys.executable, str(HERE / "headless.py")],
     "cluster": [sys.executable, str(HERE / "cluster.py")],
     "graphql": ["bash", str(HERE / "graphql" / "run.sh")],
 }
