@@ -12,28 +12,7 @@ import secrets
 from typing import Any
 from urllib.parse import urlsplit
 
-from .conftest import Steps, expect
-
-
-def virtual_authenticator(page: Any) -> tuple[Any, str]:
-    """A platform authenticator with resident keys and user verification (a phone or a
-    laptop's fingerprint reader), answering without a person."""
-    cdp = page.context.new_cdp_session(page)
-    cdp.send("WebAuthn.enable", {"enableUI": False})
-    added = cdp.send(
-        "WebAuthn.addVirtualAuthenticator",
-        {
-            "options": {
-                "protocol": "ctap2",
-                "transport": "internal",
-                "hasResidentKey": True,
-                "hasUserVerification": True,
-                "isUserVerified": True,
-                "automaticPresenceSimulation": True,
-            }
-        },
-    )
-    return cdp, str(added["authenticatorId"])
+from .conftest import Steps, expect, virtual_authenticator
 
 
 def log_out(page: Any, site: str) -> None:
