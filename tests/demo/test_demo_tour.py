@@ -48,7 +48,9 @@ def exists(pk: int) -> bool:
 
 
 def hrefs(html: str) -> list[str]:
-    return re.findall(r'href="([^"]+)"', html)
+    """Where the page's links (``<a href>``) go; a stylesheet's ``<link href>`` is not a
+    page to walk to (and DEBUG off, as here, serves no static file)."""
+    return re.findall(r'<a\b[^>]*\bhref="([^"]+)"', html)
 
 
 # -- seed_demo ------------------------------------------------------------------------------------------

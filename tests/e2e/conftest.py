@@ -11,14 +11,15 @@ before the rest of the suite runs); every test gets fresh browser contexts (no c
 or storage shared between tests). Each step a test records is saved as a screenshot
 under ``<artifacts>/e2e/<test name>/NN-step.png`` (``E2E_ARTIFACTS``, else
 ``artifacts/`` at the repository root), and a failing test also saves the page it failed
-on. Missing Node.js/npm (for GraphiQL's files), Chromium or Playwright skip these tests
-on a developer machine and fail them under ``CI=true``.
+on. Missing Node.js/npm (for GraphiQL's files and axe-core), Chromium or Playwright skip
+these tests on a developer machine and fail them under ``CI=true``.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import os
 import re
 import secrets
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import pyotp
 import pytest
 
 from appframework_graphql.graphiql import LOCAL_FILES
@@ -59,6 +61,8 @@ NPM_FILES: dict[str, str] = {
     "graphiql_js": "graphiql/graphiql.min.js",
     "graphiql_css": "graphiql/graphiql.min.css",
 }
+#: axe-core's browser build, which test_accessibility.py injects into each page.
+AXE_FILE = "axe-core/axe.min.js"
 
 #: Without the background-networking switches Chromium keeps calling Google's services,
 #: which in a closed network only adds noise and delay.
@@ -83,7 +87,7 @@ def artifacts_dir() -> Path:
 _saved: dict[str, int] = {"screenshots": 0}
 
 
-# -- GraphiQL's files, from the npm registry -------------------------------------------------
+# -- GraphiQL's files and axe-core, from the npm registry -----------------------------------
 @dataclass
 class GraphiqlAssets:
     """The directory GRAPHIQL_ASSETS_DIR names, or None and why there is none."""
@@ -92,14 +96,17 @@ class GraphiqlAssets:
     problem: str = ""
 
 
-def _install_graphiql() -> str:
-    """``npm install`` of package.json unless its files are there; the problem, or ""."""
+@functools.cache
+def install_npm_packages() -> str:
+    """``npm install`` of package.json unless its files are there (once a process); the
+    problem, or "". A node_modules from before a package was added lacks that package's
+    file, so it is installed then."""
     modules = E2E_DIR / "node_modules"
-    if all((modules / source).is_file() for source in NPM_FILES.values()):
+    if all((modules / source).is_file() for source in [*NPM_FILES.values(), AXE_FILE]):
         return ""
     npm = shutil.which("npm")
     if npm is None or shutil.which("node") is None:
-        return "Node.js/npm not installed: GraphiQL's files cannot be installed"
+        return "Node.js/npm not installed: GraphiQL's files and axe-core cannot be installed"
     try:
         done = subprocess.run(
             [npm, "install", "--no-audit", "--no-fund", "--no-package-lock", "--silent"],
@@ -109,10 +116,10 @@ def _install_graphiql() -> str:
             timeout=300,
         )
     except subprocess.TimeoutExpired:
-        return "npm install of GraphiQL's files did not finish within 300 s"
+        return "npm install of GraphiQL's files and axe-core did not finish within 300 s"
     if done.returncode != 0:
         return (
-            f"npm install of GraphiQL's files failed (status {done.returncode}):\n"
+            f"npm install of GraphiQL's files and axe-core failed (status {done.returncode}):\n"
             f"{done.stdout}\n{done.stderr}"
         )
     return ""
@@ -123,7 +130,7 @@ def graphiql_assets(tmp_path_factory: pytest.TempPathFactory) -> GraphiqlAssets:
     """The four files GRAPHIQL_ASSETS_DIR names, copied from ``npm install`` of
     package.json (run once; node_modules is kept, and ignored by git). Without them the
     demo still serves every other page: only the GraphiQL test needs them."""
-    problem = _install_graphiql()
+    problem = install_npm_packages()
     if problem:
         return GraphiqlAssets(None, problem)
     target = tmp_path_factory.mktemp("graphiql-assets")
@@ -132,12 +139,28 @@ def graphiql_assets(tmp_path_factory: pytest.TempPathFactory) -> GraphiqlAssets:
     return GraphiqlAssets(target)
 
 
+@pytest.fixture(scope="package")
+def axe_script() -> Path:
+    """axe-core's browser build from ``npm install`` of package.json (pinned there), for
+    ``page.add_script_tag(path=...)``: the pages load no checker from a CDN."""
+    problem = install_npm_packages()
+    if problem:
+        skip_or_fail_on_ci(problem)
+    return E2E_DIR / "node_modules" / AXE_FILE
+
+
 # -- the demo, as a separate process ---------------------------------------------------------
 @dataclass
 class DemoServer:
     url: str  # http://127.0.0.1:PORT
     log_path: Path
     process: subprocess.Popen[bytes] = field(repr=False)
+
+    @property
+    def localhost(self) -> str:
+        """The demo as http://localhost:PORT: browsers refuse passkeys on an IP address,
+        and the passkeys' RP id is the host the demo is opened on."""
+        return self.url.replace("//127.0.0.1:", "//localhost:")
 
     def output(self) -> str:
         """What the server printed so far (its request log, tracebacks)."""
@@ -378,8 +401,11 @@ class Browsing:
     contexts: list[Any] = field(default_factory=list)
     external: list[str] = field(default_factory=list)
 
-    def new_page(self) -> Any:
-        context = self.browser.new_context(base_url=self.demo.url)
+    def new_page(self, **options: Any) -> Any:
+        """``options`` are Playwright's ``new_context`` arguments: another ``base_url``
+        (``demo.localhost``), a ``storage_state`` (signed in), a ``color_scheme``, a
+        ``viewport``."""
+        context = self.browser.new_context(**{"base_url": self.demo.url, **options})
         context.set_default_timeout(PAGE_TIMEOUT_MS)
         context.route("**/*", self._only_this_machine)
         self.contexts.append(context)
@@ -460,10 +486,16 @@ def form_token(page: Any, form: str) -> str:
     return value
 
 
-def sign_up(page: Any, steps: Steps, site: str = "") -> tuple[str, str]:
-    """A new account through /signup, its address confirmed with the link the demo
-    mailed (read on /mailbox); returns (email, password), signed in."""
-    email = f"e2e-{secrets.token_hex(4)}@example.com"
+#: A base32 TOTP secret as /account/mfa shows it.
+SECRET = re.compile(r"^[A-Z2-7]{16,}=*$")
+STEP = 30  # seconds per TOTP code
+
+
+def sign_up(page: Any, steps: Steps, email: str = "", *, site: str = "") -> tuple[str, str]:
+    """A new account through /signup (``email``, else a random one), its address
+    confirmed with the link the demo mailed (read on /mailbox); returns (email,
+    password), signed in. ``site``: another origin of the same demo (localhost)."""
+    email = email or f"e2e-{secrets.token_hex(4)}@example.com"
     password = f"e2e-{secrets.token_urlsafe(12)}"
     page.goto(f"{site}/signup")
     page.fill("input[name=email]", email)
@@ -481,3 +513,101 @@ def sign_up(page: Any, steps: Steps, site: str = "") -> tuple[str, str]:
         page.get_by_role("button", name="Confirm").click()
     expect(page.locator("nav")).to_contain_text(email)
     return email, password
+
+
+def turn_on_totp(page: Any, steps: Steps) -> tuple[pyotp.TOTP, int, list[str]]:
+    """On /account/mfa as the signed-in user: QR code, confirm, recovery codes. Returns
+    the authenticator, the 30-second step the confirming code spent and the codes."""
+    page.goto("/account/mfa")
+    totp_row = page.locator("li", has_text="Authenticator app")
+    expect(totp_row).to_contain_text("Off")
+    steps(page, "mfa off")
+    with page.expect_navigation():
+        totp_row.get_by_role("link", name="Turn on").click()
+    expect(page.locator("svg").first).to_be_visible()  # the QR code
+    secrets_shown = [t.strip() for t in page.locator("code").all_inner_texts()]
+    secret = next(t for t in secrets_shown if SECRET.match(t))
+    steps(page, "mfa enrol QR code and secret")
+
+    totp = pyotp.TOTP(secret)
+    confirm_step = int(time.time()) // STEP
+    page.fill("input[name=code]", totp.at(confirm_step * STEP))
+    page.get_by_role("button", name="Confirm").click()
+    expect(page.get_by_text("recovery codes are shown")).to_be_visible()
+    recovery = page.locator("pre").inner_text().split()
+    assert len(recovery) >= 5, recovery
+    steps(page, "mfa on recovery codes")
+    return totp, confirm_step, recovery
+
+
+def virtual_authenticator(page: Any) -> tuple[Any, str]:
+    """A platform authenticator with resident keys and user verification (a phone or a
+    laptop's fingerprint reader), answering without a person."""
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("WebAuthn.enable", {"enableUI": False})
+    added = cdp.send(
+        "WebAuthn.addVirtualAuthenticator",
+        {
+            "options": {
+                "protocol": "ctap2",
+                "transport": "internal",
+                "hasResidentKey": True,
+                "hasUserVerification": True,
+                "isUserVerified": True,
+                "automaticPresenceSimulation": True,
+            }
+        },
+    )
+    return cdp, str(added["authenticatorId"])
+
+
+def add_passkey(page: Any, name: str) -> None:
+    """On /account/passkeys as the signed-in user, whose page has a virtual authenticator."""
+    page.goto("/account/passkeys")
+    page.fill("form[data-passkey=register] input[name=name]", name)
+    with page.expect_navigation():
+        page.get_by_role("button", name="Add a passkey").click()
+    expect(page.locator("table.af-passkeys input[name=name]")).to_have_value(name)
+
+
+# -- account holders for the pages' own checks (accessibility, look) -------------------------
+@dataclass
+class AccountHolder:
+    """A signed-up account and a signed-in browser state for it on ``demo.localhost``
+    (Playwright's ``storage_state``: give it to ``new_page`` to open its pages)."""
+
+    email: str
+    password: str
+    signed_in: dict[str, Any]
+
+
+@dataclass
+class AccountHolders:
+    plain: AccountHolder  # a password, nothing else
+    protected: AccountHolder  # a password, TOTP on and one passkey
+
+
+@pytest.fixture(scope="package")
+def account_holders(browser: Any, demo: DemoServer) -> Iterator[AccountHolders]:
+    """Two accounts made once for every test that looks at the account pages. Signed up
+    here rather than seeded: turning TOTP on for a seeded user would change the other
+    tests' logins; and two sign-ups, not one a test, because the demo allows five from
+    an address in ten minutes (test_accounts and test_passkeys use three)."""
+    folder = artifacts_dir() / "account-holders"
+    shutil.rmtree(folder, ignore_errors=True)
+    session = Browsing(demo=demo, steps=Steps(folder), browser=browser)
+    try:
+        page = session.new_page(base_url=demo.localhost)
+        email, password = sign_up(page, session.steps, "ada@example.com")
+        plain = AccountHolder(email, password, page.context.storage_state())
+
+        page = session.new_page(base_url=demo.localhost)
+        virtual_authenticator(page)
+        email, password = sign_up(page, session.steps, "grace@example.com")
+        # Both changes want a recent sign-in: the sign-up's, a moment ago.
+        add_passkey(page, "Laptop")
+        turn_on_totp(page, session.steps)
+        protected = AccountHolder(email, password, page.context.storage_state())
+        yield AccountHolders(plain=plain, protected=protected)
+    finally:
+        session.close()

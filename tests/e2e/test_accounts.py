@@ -15,11 +15,7 @@ import pyotp
 from appframework.mfa.flows import VALID_WINDOW
 from testproject.blog.management.commands.seed_demo import DEMO_EMAIL, DEMO_PASSWORD
 
-from .conftest import Steps, expect, log_in, sign_up
-
-#: A base32 TOTP secret as /account/mfa shows it.
-SECRET = re.compile(r"^[A-Z2-7]{16,}=*$")
-STEP = 30  # seconds per TOTP code
+from .conftest import STEP, Steps, expect, log_in, sign_up, turn_on_totp
 
 
 def received_user_registered(page: Any) -> Any:
@@ -52,31 +48,6 @@ def test_signup_delivers_a_signed_user_registered_webhook_to_the_demo_receiver(
     expect(newest).to_contain_text("signature valid")
     expect(newest).to_contain_text("timestamp fresh")
     steps(admin, "webhooks after signup")
-
-
-def turn_on_totp(page: Any, steps: Steps) -> tuple[pyotp.TOTP, int, list[str]]:
-    """On /account/mfa as the signed-in user: QR code, confirm, recovery codes. Returns
-    the authenticator, the 30-second step the confirming code spent and the codes."""
-    page.goto("/account/mfa")
-    totp_row = page.locator("li", has_text="Authenticator app")
-    expect(totp_row).to_contain_text("Off")
-    steps(page, "mfa off")
-    with page.expect_navigation():
-        totp_row.get_by_role("link", name="Turn on").click()
-    expect(page.locator("svg").first).to_be_visible()  # the QR code
-    secrets_shown = [t.strip() for t in page.locator("code").all_inner_texts()]
-    secret = next(t for t in secrets_shown if SECRET.match(t))
-    steps(page, "mfa enrol QR code and secret")
-
-    totp = pyotp.TOTP(secret)
-    confirm_step = int(time.time()) // STEP
-    page.fill("input[name=code]", totp.at(confirm_step * STEP))
-    page.get_by_role("button", name="Confirm").click()
-    expect(page.get_by_text("recovery codes are shown")).to_be_visible()
-    recovery = page.locator("pre").inner_text().split()
-    assert len(recovery) >= 5, recovery
-    steps(page, "mfa on recovery codes")
-    return totp, confirm_step, recovery
 
 
 def log_out(page: Any) -> None:

@@ -11,28 +11,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from .conftest import Steps, expect, sign_up
-
-
-def virtual_authenticator(page: Any) -> tuple[Any, str]:
-    """A platform authenticator with resident keys and user verification (a phone or a
-    laptop's fingerprint reader), answering without a person."""
-    cdp = page.context.new_cdp_session(page)
-    cdp.send("WebAuthn.enable", {"enableUI": False})
-    added = cdp.send(
-        "WebAuthn.addVirtualAuthenticator",
-        {
-            "options": {
-                "protocol": "ctap2",
-                "transport": "internal",
-                "hasResidentKey": True,
-                "hasUserVerification": True,
-                "isUserVerified": True,
-                "automaticPresenceSimulation": True,
-            }
-        },
-    )
-    return cdp, str(added["authenticatorId"])
+from .conftest import Steps, expect, sign_up, virtual_authenticator
 
 
 def log_out(page: Any, site: str) -> None:
@@ -50,7 +29,7 @@ def test_register_sign_in_without_a_password_and_as_the_second_factor(
     page = browsing.new_page()
     cdp, authenticator_id = virtual_authenticator(page)
 
-    email, password = sign_up(page, steps, site)
+    email, password = sign_up(page, steps, site=site)
 
     # 1. Register.
     page.goto(f"{site}/account/passkeys")

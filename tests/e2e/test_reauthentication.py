@@ -27,8 +27,8 @@ from .conftest import (
     expect,
     serve_demo,
     sign_up,
+    virtual_authenticator,
 )
-from .test_passkeys import virtual_authenticator
 
 STALE = 2  # seconds a proof counts as recent on this demo
 
@@ -70,7 +70,7 @@ def test_a_stale_session_confirms_with_a_password_a_code_or_a_passkey_before_eac
     site = f"http://localhost:{urlsplit(stale.demo.url).port}"
     page = stale.new_page()
     virtual_authenticator(page)
-    email, password = sign_up(page, steps, site)
+    email, password = sign_up(page, steps, site=site)
 
     # 1. The password: TOTP on. No secret is shown before the proof; a wrong password
     # is refused on the page.
