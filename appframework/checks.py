@@ -42,7 +42,9 @@ def check_warning(id_: str, msg: str, hint: str, obj: Any = None) -> checks.Warn
 
 
 def middleware_index(cls_path: str) -> int | None:
-    """Position in MIDDLEWARE of ``cls_path`` or of any entry importing to the same class."""
+    """Position in MIDDLEWARE of ``cls_path`` or of any entry importing to the same class
+    or a subclass of it (``appframework.headless.middleware.SessionMiddleware`` is a
+    ``SessionMiddleware``)."""
     try:
         target = import_string(cls_path)
     except ImportError:
@@ -51,10 +53,18 @@ def middleware_index(cls_path: str) -> int | None:
         if entry == cls_path:
             return index
         try:
-            if target is not None and import_string(entry) is target:
-                return index
+            candidate = import_string(entry)
         except ImportError:
             continue
+        if target is not None and (
+            candidate is target
+            or (
+                isinstance(candidate, type)
+                and isinstance(target, type)
+                and issubclass(candidate, target)
+            )
+        ):
+            return index
     return None
 
 
