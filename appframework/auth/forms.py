@@ -37,6 +37,19 @@ __all__ = [
 CODE_MAX_LENGTH = 64
 
 
+def _hashable_length(value: str) -> None:
+    """A new password the suite can hash (``passwords.MAX_PASSWORD_BYTES``): a longer
+    one is the form's error, not the hasher's ``ValueError``."""
+    from .passwords import MAX_PASSWORD_BYTES
+
+    if len(value.encode("utf-8", "surrogatepass")) > MAX_PASSWORD_BYTES:
+        raise forms.ValidationError(
+            _("This password is too long (at most %(max)d bytes)."),
+            code="password_too_long",
+            params={"max": MAX_PASSWORD_BYTES},
+        )
+
+
 def form_class(name: str, default: type[forms.Form]) -> type[forms.Form]:
     """``AUTH["FORMS"][name]`` (an import string or a class), else ``default``."""
     value = (app_settings.AUTH.FORMS or {}).get(name)
@@ -179,6 +192,7 @@ class SignupForm(RequestForm):
     password = forms.CharField(
         label=_("Password"),
         strip=False,
+        validators=[_hashable_length],
         widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
     )
 
@@ -217,6 +231,7 @@ class NewPasswordForm(RequestForm):
     new_password1 = forms.CharField(
         label=_("New password"),
         strip=False,
+        validators=[_hashable_length],
         widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
     )
     new_password2 = forms.CharField(

@@ -73,15 +73,26 @@ def check_code(request: HttpRequest, session_key: str, code: str) -> dict[str, A
     record = pending_code(request, session_key)
     if record is None or not isinstance(code, str):
         return None
+    ttl = max(1, int(float(record["expires"]) - time.time()) + 1)
+    store = shared_store(app_settings.AUTH.REVOCATION_CACHE)
+    # Wrong tries are counted in the shared store too: a copy of the cookie from before
+    # them (the session lives in the cookie) must not bring the tries back.
+    wrong = f"af-code-wrong:{record['hash']}"
+    if int(store.get(wrong) or 0) >= CODE_TRIES:
+        drop_code(request, session_key)
+        return None
     if constant_time_compare(_digest(str(record["salt"]), code), str(record["hash"])):
         drop_code(request, session_key)
-        ttl = max(1, int(float(record["expires"]) - time.time()) + 1)
         # A copy of the cookie from before this request still holds the code.
-        store = shared_store(app_settings.AUTH.REVOCATION_CACHE)
         if not store.add(f"af-code-spent:{record['hash']}", 1, ttl):
             return None
         return record
-    record["tries"] = int(record["tries"]) - 1
+    store.add(wrong, 0, ttl)
+    try:
+        used = int(store.incr(wrong))
+    except ValueError:  # expired between add and incr: so has the code
+        used = CODE_TRIES
+    record["tries"] = min(int(record["tries"]) - 1, CODE_TRIES - used)
     if record["tries"] <= 0:
         drop_code(request, session_key)
     else:

@@ -266,12 +266,17 @@ def request_email_change(request: HttpRequest, user: Any, new_email: str) -> Non
     email = normalize_email(new_email)
     if email == normalize_email(user_email(user)):
         raise ValidationException(_("That is your address already."), code="email_unchanged")
+    limit_mail(request, email)
     owner = email_owner(email, exclude=user)
-    if owner is not None:
-        limit_mail(request, email)
-        notify_owner(request, owner)
-        return
+    # Both ways leave the same trace: a pending address (shown on the account's page; a
+    # taken one can never be confirmed) and, with codes, a code in this session.
     with transaction.atomic():
         _addresses().filter(user=user, primary=False, verified=False).delete()
         record_address(user, email, verified=False, primary=False)
-    send_confirmation(request, user, email)
+    if owner is not None:
+        notify_owner(request, owner)
+        if app_settings.AUTH.EMAIL_VERIFICATION_BY_CODE:
+            ttl = int(app_settings.AUTH.EMAIL_CODE_TTL)
+            issue_code(request, CONFIRM_CODE_SESSION_KEY, ttl, user="", email=email)
+        return
+    send_confirmation(request, user, email, counted=True)

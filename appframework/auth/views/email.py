@@ -13,6 +13,7 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.cache import never_cache
 from django.views.generic import TemplateView
 
+from ...conf import app_settings
 from ..forms import EmailForm
 from ..verification import email_verified, request_email_change, user_email
 from .base import ELEMENT_DEFAULTS, SignedInMixin, SignedInPage
@@ -57,4 +58,7 @@ class EmailChangeView(SignedInPage):
             _("We sent a message to %(email)s: confirm the address there to use it.")
             % {"email": form.cleaned_data["email"]},
         )
+        if app_settings.AUTH.EMAIL_VERIFICATION_BY_CODE:
+            # The code is typed in this browser, on the page that asks for it.
+            return HttpResponseRedirect(reverse("appframework:verification-sent"))
         return HttpResponseRedirect(reverse("appframework:email"))

@@ -12,7 +12,7 @@ from django.utils.decorators import method_decorator
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.debug import sensitive_post_parameters
 
-from ..forms import EmailForm, NewPasswordForm
+from ..forms import EmailForm, NewPasswordForm, RequestForm
 from ..password_flows import (
     change_password,
     request_password_reset,
@@ -69,6 +69,8 @@ class PasswordResetView(AccountPage):
 
 @method_decorator(public_page, name="dispatch")
 class PasswordResetSentView(AccountPage):
+    # No form on the page; AccountPage builds one with the request all the same.
+    form_class = RequestForm
     template_name = "appframework/password_reset_sent.html"
     http_method_names = ["get", "head"]
 
@@ -85,8 +87,9 @@ class PasswordResetKeyView(AccountPage):
         token = kwargs["token"]
         if token != SET_PASSWORD:
             request.session[RESET_SESSION_KEY] = token
-            path = request.path.replace(token, SET_PASSWORD)
-            return HttpResponseRedirect(path)
+            # The last segment only: the token may also occur earlier in the path.
+            head, _token, tail = request.path.rpartition(token)
+            return HttpResponseRedirect(head + SET_PASSWORD + tail)
         self.reset_user = reset_link_user(
             kwargs["uidb64"], request.session.get(RESET_SESSION_KEY, "")
         )
@@ -102,7 +105,8 @@ class PasswordResetKeyView(AccountPage):
             from .base import ELEMENT_DEFAULTS
 
             return {**ELEMENT_DEFAULTS, "invalid": True}
-        return super().get_context_data(**kwargs)
+        # The template asks for it either way (a missing name is logged with the context).
+        return {"invalid": False, **super().get_context_data(**kwargs)}
 
     def form_valid(self, form: forms.Form) -> HttpResponse:
         reset_password(self.request, self.reset_user, form.cleaned_data["new_password1"])

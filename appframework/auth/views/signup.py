@@ -13,7 +13,7 @@ from django.utils.translation import gettext_lazy as _
 from django.views.generic import View
 
 from ...errors import response_for_error
-from ...exceptions import AppFrameworkError, ForbiddenException
+from ...exceptions import AppFrameworkError, ForbiddenException, ValidationException
 from ..forms import CodeForm, SignupForm
 from ..sessions import current_user_sync
 from ..signin import sign_in, sign_in_after_confirmation
@@ -68,7 +68,15 @@ class SignupView(AccountPage):
 
     def form_valid(self, form: forms.Form) -> HttpResponse:
         request = self.request
-        result = sign_up(request, form.cleaned_data)
+        try:
+            result = sign_up(request, form.cleaned_data)
+        except ValidationException as exc:
+            if exc.code != "email_taken":
+                raise
+            # Outside mandatory verification: said next to the address, as any error
+            # of the form's own fields.
+            form.add_error("email", forms.ValidationError(str(exc.detail), code=exc.code))
+            return self.form_invalid(form)
         if not result.sign_in:
             return HttpResponseRedirect(reverse("appframework:verification-sent"))
         outcome = sign_in(request, result.user, "password")
@@ -131,6 +139,12 @@ class ConfirmEmailView(AccountPage):
         kwargs.pop("request", None)
         kwargs.pop("user", None)
         return kwargs
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        # The template asks for both either way (a missing name is logged with the context).
+        kwargs.setdefault("invalid", "")
+        kwargs.setdefault("email", "")
+        return super().get_context_data(**kwargs)
 
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         try:
