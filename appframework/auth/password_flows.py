@@ -75,10 +75,10 @@ def request_password_reset(request: HttpRequest, email: str) -> None:
     if user is None:
         return
     uid = urlsafe_base64_encode(force_bytes(user.pk))
-    path = reverse(
-        "appframework:password-reset-key", args=[uid, reset_token_generator.make_token(user)]
-    )
-    context = {"user": user, "url": request.build_absolute_uri(path)}
+    token = reset_token_generator.make_token(user)
+    path = reverse("appframework:password-reset-key", args=[uid, token])
+    # The parts too: a single-page app's own link (docs/headless.md) is built from them.
+    context = {"user": user, "uid": uid, "token": token, "url": request.build_absolute_uri(path)}
     get_adapter(request).send_mail(
         "appframework/email/password_reset_key", user_email(user), context
     )

@@ -154,8 +154,10 @@ def send_confirmation(request: HttpRequest, user: Any, email: str, *, counted: b
         context["minutes"] = max(1, ttl // 60)
         adapter.send_mail("appframework/email/confirm_email_code", email, context)
         return "code"
-    path = reverse("appframework:confirm-email", args=[confirmation_key(user, email)])
-    context["url"] = request.build_absolute_uri(path)
+    key = confirmation_key(user, email)
+    path = reverse("appframework:confirm-email", args=[key])
+    # The key too: a single-page app's own link (docs/headless.md) is built from it.
+    context.update(key=key, url=request.build_absolute_uri(path))
     context["days"] = max(1, int(app_settings.AUTH.EMAIL_VERIFICATION_LINK_TTL) // 86400)
     adapter.send_mail("appframework/email/confirm_email", email, context)
     return "link"
