@@ -60,11 +60,17 @@ from wsgi_driver import call, run_batch
 import testproject.settings as project_settings
 from appframework.env import apply_environment
 
-# Without TenantMiddleware: the core stack vs Django's here; tenancy has its own benchmark.
+# Without TenantMiddleware (tenancy has its own benchmark) and Django's LocaleMiddleware
+# (the demo's language selector; a project's choice, not the suite's): the core stack vs
+# Django's here.
 SUITE_MIDDLEWARE = [
     m
     for m in project_settings.MIDDLEWARE
-    if m != "appframework_tenancy.middleware.TenantMiddleware"
+    if m
+    not in (
+        "appframework_tenancy.middleware.TenantMiddleware",
+        "django.middleware.locale.LocaleMiddleware",
+    )
 ]
 
 DJANGO_MIDDLEWARE = [

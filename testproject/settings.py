@@ -118,6 +118,9 @@ MIDDLEWARE = [
     "appframework.headless.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "appframework.security.CsrfMiddleware",
+    # The visitor's language (the selector in the demo's header): the account pages and
+    # mails come in English, German, French and Spanish.
+    "django.middleware.locale.LocaleMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # After authentication: the resolver reads the signed-in user's memberships.
     "appframework_tenancy.middleware.TenantMiddleware",
@@ -259,6 +262,8 @@ DEMO_BASE_URL = os.environ.get("DEMO_BASE_URL", "http://127.0.0.1:8000")
 STATIC_URL = "static/"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 USE_TZ = True
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("de", "Deutsch"), ("fr", "Français"), ("es", "Español")]
 # Times on the demo's pages (the delivery log) are UTC, labelled as such.
 TIME_ZONE = "UTC"
 

@@ -113,6 +113,8 @@ urlpatterns = [
     # The event catalogue as JSON, at /webhooks/events.
     path("", include("appframework_webhooks.urls")),
     path("admin/", admin.site.urls),
+    # The language selector's form posts to Django's set_language view.
+    path("i18n/", include("django.conf.urls.i18n")),
     # The account flows as JSON for single-page and mobile apps (docs/headless.md).
     path("api/auth/", include("appframework.headless.urls")),
     path("api/drf/", include(drf_router.urls)),

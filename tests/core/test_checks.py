@@ -24,7 +24,9 @@ OUR_IDS = {
     "appframework.W003",
 }
 
-SESSION = "django.contrib.sessions.middleware.SessionMiddleware"
+# The demo's (and so the tests') session middleware: the headless one, a subclass of
+# Django's, which the checks accept in its place.
+SESSION = "appframework.headless.middleware.SessionMiddleware"
 CSRF = "appframework.security.CsrfMiddleware"
 DJANGO_CSRF = "django.middleware.csrf.CsrfViewMiddleware"
 ERRORS = "appframework.middleware.ErrorMiddleware"
@@ -226,6 +228,17 @@ def test_e005_csrf_before_session() -> None:
 def test_e005_session_middleware_missing() -> None:
     with _middleware(lambda mw: [m for m in mw if m != SESSION]):
         assert "appframework.E005" in _ids(check_middleware())
+
+
+def test_e005_accepts_djangos_own_session_middleware_too() -> None:
+    def djangos(mw: list[str]) -> list[str]:
+        return [
+            "django.contrib.sessions.middleware.SessionMiddleware" if m == SESSION else m
+            for m in mw
+        ]
+
+    with _middleware(djangos):
+        assert "appframework.E005" not in _ids(check_middleware())
 
 
 def test_e005_csrf_middleware_by_its_module_path() -> None:
