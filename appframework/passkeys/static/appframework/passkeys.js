@@ -89,11 +89,32 @@
       body: body,
     }).then(function (response) {
       return response.json().then(function (data) {
-        if (!response.ok) throw new Error(data.detail || data.title || "The passkey request was refused.");
+        if (!response.ok) throw new Error(data.detail || data.title || messages.refused);
         return data.publicKey;
       });
     });
   }
+
+  // The page's sentences, in its language (elements/passkey_script.html); English if
+  // a page of the project's loads the script alone.
+  var messages = (function () {
+    var node = document.getElementById("af-passkey-messages");
+    var given = {};
+    try {
+      given = node ? JSON.parse(node.textContent) : {};
+    } catch (ignored) {
+      given = {};
+    }
+    return Object.assign(
+      {
+        refused: "The passkey request was refused.",
+        cancelled: "The passkey request was cancelled or timed out.",
+        domain: "Passkeys need this site's domain name (not an IP address) and HTTPS, or localhost.",
+        failed: "The passkey request failed.",
+      },
+      given
+    );
+  })();
 
   function say(form, text) {
     var status = form.querySelector("[data-passkey-status]");
@@ -118,11 +139,11 @@
   function failed(form, error) {
     if (error && error.name === "AbortError") return;
     if (error && error.name === "NotAllowedError") {
-      say(form, "The passkey request was cancelled or timed out.");
+      say(form, messages.cancelled);
     } else if (error && error.name === "SecurityError") {
-      say(form, "Passkeys need this site's domain name (not an IP address) and HTTPS, or localhost.");
+      say(form, messages.domain);
     } else {
-      say(form, (error && error.message) || "The passkey request failed.");
+      say(form, (error && error.message) || messages.failed);
     }
   }
 
