@@ -75,9 +75,9 @@ def test_a_totp_user_arriving_through_the_acs_is_challenged_not_signed_in(
     wrong = browser.post("/login/mfa", {"code": wrong_code(secret)})
     assert wrong.status_code == 401
     assert signed_in_user(browser) is None
-    # ...and a valid one completes the sign-in.
+    # ...and a valid one completes the sign-in, on to the page the sign-in started for.
     done = browser.post("/login/mfa", {"code": next_code(secret)})
-    assert_redirect(done, "/")
+    assert_redirect(done, "/posts")
     assert signed_in_user(browser) == user
     assert pending_user_id(session_request(browser)) is None
 
@@ -106,6 +106,9 @@ def test_a_user_without_totp_is_signed_in_directly_with_mfa_on(
     assert pending_user_id(session_request(browser)) is None
 
 
+# The async flows write from asgiref's worker thread, on a connection of its own: without a
+# transaction held open by the test's own connection, SQLite never finds the table locked.
+@pytest.mark.django_db(transaction=True)
 async def test_asaml_login_and_asaml_acs_work_from_an_async_context(
     idp: SigningIdp, provider: SamlProvider
 ) -> None:
@@ -124,6 +127,7 @@ async def test_asaml_login_and_asaml_acs_work_from_an_async_context(
     assert request.saml_in_response_to == parsed.id
 
 
+@pytest.mark.django_db(transaction=True)
 async def test_asaml_acs_redirect_and_asaml_acs_resume_bind_to_the_session(
     idp: SigningIdp, provider: SamlProvider
 ) -> None:
