@@ -16,6 +16,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 
 from appframework.exceptions import ValidationException
+from appframework.mfa.admin import HiddenFieldsAdminMixin
 
 from .catalogue import catalogue
 from .exceptions import UnsafeWebhookUrlError
@@ -31,10 +32,35 @@ DEFAULT_RECOVERY_WINDOW = datetime.timedelta(days=1)
 
 
 class WebhookEndpointForm(forms.ModelForm):
+    """The secret is write-only: the page never renders it (a staff user who can open
+    the form must not be able to read it back); a value typed in replaces it."""
+
+    secret = forms.CharField(
+        label="secret",
+        required=False,
+        max_length=255,
+        strip=True,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+        help_text=(
+            "Write-only. On a new endpoint: empty leaves it unsigned. On an existing one: "
+            "empty keeps the current secret; a value replaces it (the old one keeps "
+            "signing for SECRET_OVERLAP, as the rotate action does)."
+        ),
+    )
+
     class Meta:
         model = WebhookEndpoint
-        fields = ("url", "event", "description", "secret", "active", "tenant_id", "owner")
-        widgets = {"secret": forms.PasswordInput(render_value=True)}
+        fields = ("url", "event", "description", "active", "tenant_id", "owner")
+
+    #: What was typed into the secret field ("" for nothing).
+    typed_secret = ""
+
+    def clean_secret(self) -> str | None:
+        self.typed_secret = self.cleaned_data.get("secret") or ""
+        if self.instance.pk is not None:
+            # The admin rotates to a typed secret after saving (the old one keeps signing).
+            return self.instance.secret
+        return self.typed_secret or None
 
     def clean_url(self) -> str:
         url: str = self.cleaned_data["url"]
@@ -62,8 +88,22 @@ class EndpointActionForm(ActionForm):
     )
 
 
+def _show_once(admin_site: admin.ModelAdmin, request: HttpRequest, endpoint: Any) -> None:
+    admin_site.message_user(
+        request,
+        f"{endpoint}: its signing secret, shown this once (give it to the receiver): "
+        f"{whsec(endpoint.secret)}",
+        messages.SUCCESS,
+    )
+
+
 @admin.register(WebhookEndpoint)
-class WebhookEndpointAdmin(admin.ModelAdmin):
+class WebhookEndpointAdmin(HiddenFieldsAdminMixin, admin.ModelAdmin):
+    """Secrets are never rendered (shown once in a message when set or rotated) and a
+    changelist lookup on them (``?secret__startswith=``) is refused with a 400, as for
+    the TOTP columns: otherwise a staff user reads them one character at a time."""
+
+    secret_fields = ("secret", "previous_secret")
     form = WebhookEndpointForm
     action_form = EndpointActionForm
     list_display = ("event", "url", "active", "signed", "tenant_id", "failure_streak")
@@ -71,7 +111,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
     search_fields = ("url", "event", "description")
     raw_id_fields = ("owner",)
     readonly_fields = (
-        "signing_secret",
+        "signed",
         "previous_secret_expires_at",
         "failure_streak",
         "failing_since",
@@ -85,19 +125,19 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
     def signed(self, obj: WebhookEndpoint) -> bool:
         return bool(obj.secret)
 
-    @admin.display(description="secret (whsec_ form, for the receiver's library)")
-    def signing_secret(self, obj: WebhookEndpoint) -> str:
-        return whsec(obj.secret) if obj.secret else "—"
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        typed = form.typed_secret
+        if typed and change:
+            rotate_secret(obj, secret=typed)
+        if typed:
+            _show_once(self, request, obj)
 
     @admin.action(description="Rotate the secret (the old one signs too for SECRET_OVERLAP)")
     def rotate_secrets(self, request: HttpRequest, queryset: QuerySet[WebhookEndpoint]) -> None:
         for endpoint in queryset:
             rotate_secret(endpoint)
-        self.message_user(
-            request,
-            f"{len(queryset)} secret(s) rotated; each endpoint's page shows its new secret.",
-            messages.SUCCESS,
-        )
+            _show_once(self, request, endpoint)
 
     @admin.action(description="Recover failed deliveries since the time given (once each)")
     def recover(self, request: HttpRequest, queryset: QuerySet[WebhookEndpoint]) -> None:

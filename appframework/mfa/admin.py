@@ -33,19 +33,25 @@ def _secret_names() -> frozenset[str]:
     )
 
 
-def lookup_touches_secret(lookup: str) -> bool:
+def lookup_touches_secret(lookup: str, extra: tuple[str, ...] = ()) -> bool:
     """Whether a changelist lookup reads a secret column, on the model or across a
-    relation (``author__mfa_secret__startswith``)."""
-    return not _secret_names().isdisjoint(lookup.split(LOOKUP_SEP))
+    relation (``author__mfa_secret__startswith``); ``extra`` names the model's own
+    secret columns beside the user's."""
+    parts = lookup.split(LOOKUP_SEP)
+    return not _secret_names().isdisjoint(parts) or not set(extra).isdisjoint(parts)
 
 
 class HiddenFieldsAdminMixin:
     """Put it first in the bases of the ``ModelAdmin`` of a model with TOTP columns
     (``class UserAdmin(HiddenFieldsAdminMixin, admin.ModelAdmin)``): a lookup on a secret
-    is refused (Django answers 400), as Django's ``UserAdmin`` refuses ``password``."""
+    is refused (Django answers 400), as Django's ``UserAdmin`` refuses ``password``.
+    A model with secrets of its own names them in ``secret_fields``."""
+
+    #: The model's own secret columns, refused beside the user's.
+    secret_fields: tuple[str, ...] = ()
 
     def lookup_allowed(self, lookup: str, value: Any, request: Any = None) -> bool:
-        if lookup_touches_secret(lookup):
+        if lookup_touches_secret(lookup, self.secret_fields):
             return False
         allowed: bool = super().lookup_allowed(lookup, value, request)  # type: ignore[misc]
         return allowed

@@ -518,3 +518,43 @@ def test_the_disable_and_enable_actions_turn_an_endpoint_off_and_back_with_no_fa
     admin.post(ENDPOINTS, {"action": "enable", "_selected_action": [str(endpoint.pk)]})
     endpoint.refresh_from_db()
     assert (endpoint.active, endpoint.failure_streak, endpoint.disabled_at) == (True, 0, None)
+
+
+# -- the secret is write-only in the admin -------------------------------------------------------
+
+
+def test_the_change_page_never_renders_the_endpoint_secret(admin: Client) -> None:
+    secret = "whsec_" + "S" * 32
+    endpoint = WebhookEndpoint.objects.create(
+        url="https://hooks.example.com/x", event="order.paid", secret=secret
+    )
+    page = admin.get(f"{ENDPOINTS}{endpoint.pk}/change/").content.decode()
+    assert 'name="secret"' in page
+    assert "S" * 32 not in page
+
+
+@pytest.mark.parametrize(
+    "lookup",
+    ["secret__startswith=whsec_A", "secret=x", "previous_secret__regex=^w", "owner__password=x"],
+)
+def test_a_changelist_lookup_on_a_secret_is_refused(admin: Client, lookup: str) -> None:
+    WebhookEndpoint.objects.create(url="https://hooks.example.com/x", event="e", secret="whsec_A")
+    assert admin.get(f"{ENDPOINTS}?{lookup}").status_code == 400
+
+
+def test_saving_the_change_form_empty_keeps_the_secret_and_a_typed_one_rotates_it(
+    admin: Client, public_dns: None
+) -> None:
+    endpoint = WebhookEndpoint.objects.create(
+        url="https://hooks.example.com/x", event="order.paid", secret="old-secret", active=True
+    )
+    form = {"url": endpoint.url, "event": endpoint.event, "active": "on", "secret": ""}
+    assert admin.post(f"{ENDPOINTS}{endpoint.pk}/change/", form).status_code == 302
+    endpoint.refresh_from_db()
+    assert endpoint.secret == "old-secret"
+    response = admin.post(
+        f"{ENDPOINTS}{endpoint.pk}/change/", {**form, "secret": "new-secret"}, follow=True
+    )
+    endpoint.refresh_from_db()
+    assert (endpoint.secret, endpoint.previous_secret) == ("new-secret", "old-secret")
+    assert "shown this once" in response.content.decode()

@@ -134,5 +134,7 @@ def test_the_admin_action_rotates_each_selected_endpoint(client: Client) -> None
     b.refresh_from_db()
     assert (a.previous_secret, b.previous_secret) == ("one", "two")
     assert a.secret.startswith("whsec_") and b.secret.startswith("whsec_")
+    shown = admin.get(response["Location"]).content.decode()
+    assert whsec(a.secret) in shown and whsec(b.secret) in shown  # once, in the message
     page = admin.get(f"{ENDPOINTS}{a.pk}/change/").content.decode()
-    assert whsec(a.secret) in page
+    assert a.secret not in page and "one" not in page.split('name="secret"')[1][:200]
