@@ -9,11 +9,14 @@ TypeError."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import schemathesis
+from django.core import signals
 from django.core.handlers.wsgi import WSGIHandler
+from django.db import close_old_connections
 from django.test import Client
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
@@ -22,7 +25,10 @@ from appframework.auth import TokenManager
 from testproject.blog.models import Post
 from tests.conftest import demo_tenant
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("debug_on")]
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.usefixtures("debug_on", "keep_the_test_connection"),
+]
 
 schema = schemathesis.graphql.from_wsgi("/graphql", WSGIHandler())
 
@@ -30,6 +36,20 @@ schema = schemathesis.graphql.from_wsgi("/graphql", WSGIHandler())
 @pytest.fixture
 def debug_on(settings: Any) -> None:
     settings.DEBUG = True
+
+
+@pytest.fixture
+def keep_the_test_connection() -> Iterator[None]:
+    """schemathesis calls the WSGI handler itself, whose request signals would close the
+    test's own database connection mid-transaction (on PostgreSQL the next query then
+    meets "the connection is closed"); Django's test Client unhooks them the same way."""
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    try:
+        yield
+    finally:
+        signals.request_started.connect(close_old_connections)
+        signals.request_finished.connect(close_old_connections)
 
 
 def only_expected_errors(ctx: Any, response: Any, case: Any) -> None:
