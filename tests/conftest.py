@@ -31,6 +31,12 @@ def pytest_configure(config: pytest.Config) -> None:
         "./scripts/test (the webhook chaos run); the SQLite runs deselect it and the "
         "PostgreSQL run executes it",
     )
+    config.addinivalue_line(
+        "markers",
+        "database_independent: what it checks is the same on every database (the pages' "
+        "markup and look, scripts that run the demo on their own SQLite file); the "
+        "PostgreSQL run of ./scripts/test deselects it",
+    )
 
 
 def skip_or_fail_on_ci(reason: str) -> None:

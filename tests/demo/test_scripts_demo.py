@@ -17,6 +17,9 @@ import requests
 
 from testproject.prepare import demo_environment, free_port
 
+# scripts/demo always runs on its own SQLite file: the PostgreSQL run would repeat it.
+pytestmark = pytest.mark.database_independent
+
 REPO = Path(__file__).resolve().parents[2]
 STARTUP_SECONDS = 240
 

@@ -29,6 +29,9 @@ from .account_pages import (
 )
 from .conftest import AccountHolders, Browsing, Steps
 
+# The pages' markup and contrast do not depend on the database: the PostgreSQL run skips it.
+pytestmark = pytest.mark.database_independent
+
 FAILING_IMPACTS = ("serious", "critical")
 
 

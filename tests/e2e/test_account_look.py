@@ -19,6 +19,9 @@ import pytest
 from .account_pages import Setup, Visit, anonymous, protected_account
 from .conftest import AccountHolders, Browsing, Steps, expect
 
+# The pages' look does not depend on the database: the PostgreSQL run skips it.
+pytestmark = pytest.mark.database_independent
+
 PHONE_WIDTH = 360
 #: Each look: the scheme and the window (a laptop's, or a small phone's).
 LOOKS: dict[str, tuple[str, dict[str, int]]] = {

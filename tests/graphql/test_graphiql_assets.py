@@ -28,7 +28,8 @@ from appframework_graphql.graphiql import (
 
 from .conftest import NODE_DIR, Configure
 
-pytestmark = [pytest.mark.usefixtures("gql")]
+# Where GraphiQL's files come from does not depend on the database.
+pytestmark = [pytest.mark.usefixtures("gql"), pytest.mark.database_independent]
 
 HTML = {"HTTP_ACCEPT": "text/html"}
 
