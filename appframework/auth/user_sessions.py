@@ -18,6 +18,7 @@ dead. Either way :data:`appframework.events.session_ended` is sent.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import time
 from collections.abc import Iterable
@@ -28,6 +29,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import SESSION_KEY
 from django.contrib.sessions.backends.signed_cookies import SessionStore as SignedCookieStore
+from django.db import IntegrityError, router, transaction
 from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
@@ -147,8 +149,9 @@ def touch_session(request: HttpRequest) -> None:
     if is_app_request(request):
         return
     user = getattr(request, "user", None)
-    if user is None or not user.is_authenticated:
-        # The session's user no longer holds (a password changed elsewhere): no row.
+    if user is None or not user.is_authenticated or str(user.pk) != str(session.get(SESSION_KEY)):
+        # The session's user no longer holds (a password changed elsewhere), or the
+        # request's user is not the session's (a bearer token): no row of it here.
         return
     nonce = session.get(NONCE_SESSION_KEY)
     if not nonce:
@@ -165,14 +168,19 @@ def touch_session(request: HttpRequest) -> None:
     # request (then it must not come back).
     if is_session_ended(nonce) or _server_side_ended(session):
         return
-    UserSession.objects.create(
-        kind=UserSession.BROWSER,
-        key=nonce,
-        user_id=user.pk,
-        client_ip=_address(request),
-        user_agent=request.headers.get("User-Agent", "")[:_USER_AGENT_LENGTH],
-        **fields,
-    )
+    # Two requests of the session may get here at once: the second finds the row made.
+    with (
+        contextlib.suppress(IntegrityError),
+        transaction.atomic(using=router.db_for_write(UserSession)),
+    ):
+        UserSession.objects.create(
+            kind=UserSession.BROWSER,
+            key=nonce,
+            user_id=user.pk,
+            client_ip=_address(request),
+            user_agent=request.headers.get("User-Agent", "")[:_USER_AGENT_LENGTH],
+            **fields,
+        )
 
 
 def current_session_key(request: HttpRequest) -> str | None:
