@@ -67,6 +67,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         # Seconds a proven factor (password, code, passkey) counts as recent: adding or
         # removing a factor, tokens, the email or the password need one this fresh.
         "REAUTHENTICATION_TIMEOUT": 300,
+        # A session's "last seen" is written at most once per this many seconds (the
+        # time of the last write rides in the session, so requests between cost nothing).
+        "SESSION_SEEN_INTERVAL": 300,
         # Mail the user when a factor, the password or the email changes (the signals
         # are sent either way).
         "SECURITY_NOTIFICATIONS": False,

@@ -32,6 +32,7 @@ __all__ = [
     "recovery_code_used",
     "recovery_codes_generated",
     "second_factor_guessed",
+    "session_ended",
     "totp_disabled",
     "totp_enabled",
     "user_registered",
@@ -71,6 +72,9 @@ login_failed = Signal()
 #: The free tries of a user's second factor were used up with wrong answers: someone who
 #: knows the password may be guessing (``failures``).
 second_factor_guessed = Signal()
+#: ``session`` (its row, already deleted), ``kind`` ("browser", "app"): the user ended
+#: one of their sessions from the sessions page or the JSON API.
+session_ended = Signal()
 #: ``provider``, ``subject``: an OAuth or SAML identity was linked to the account.
 identity_linked = Signal()
 #: ``provider``, ``subject``: such an identity was unlinked.

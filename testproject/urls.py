@@ -86,6 +86,18 @@ account_urls = (
             account.UnlinkAccountView.as_view(),
             name="linked-account-unlink",
         ),
+        # The sessions a user can see and end (docs/accounts.md#sessions).
+        path("account/sessions", account.SessionsView.as_view(), name="sessions"),
+        path(
+            "account/sessions/<int:pk>/end",
+            account.EndSessionView.as_view(),
+            name="session-end",
+        ),
+        path(
+            "account/sessions/end-others",
+            account.EndOtherSessionsView.as_view(),
+            name="sessions-end-others",
+        ),
         path(
             "account/trusted/<int:pk>/forget",
             account.ForgetTrustedBrowserView.as_view(),

@@ -20,9 +20,10 @@ class AuthServiceProvider(AppConfig):
     verbose_name = "appframework: authentication"
 
     def ready(self) -> None:
-        from django.contrib.auth.signals import user_logged_in
+        from django.contrib.auth.signals import user_logged_in, user_logged_out
 
         from .. import checks as core_checks  # noqa: F401 - registers the core checks
+        from .. import events
         from ..conf import app_settings
         from ..container import container
         from ..ratelimit import RateLimiter
@@ -37,6 +38,15 @@ class AuthServiceProvider(AppConfig):
         checks.register(auth_checks.check_session_engine)
         user_logged_in.connect(_renew_session_nonce, dispatch_uid="appframework.csrf.rotate")
         user_logged_in.connect(_record_sign_in, dispatch_uid="appframework.reauth.sign_in")
+        # After the nonce is renewed: the session's row is keyed by the new one.
+        user_logged_in.connect(_record_session, dispatch_uid="appframework.user_sessions.in")
+        user_logged_out.connect(_unrecord_session, dispatch_uid="appframework.user_sessions.out")
+        events.password_changed.connect(
+            _forget_other_sessions, dispatch_uid="appframework.user_sessions.password"
+        )
+        events.password_reset.connect(
+            _forget_sessions, dispatch_uid="appframework.user_sessions.reset"
+        )
         connect_notifications()
         container.bind(AuthManager, AuthManager())
         # The rate limiter the two-factor challenge (and applications) use. Sliding
@@ -67,3 +77,33 @@ def _record_sign_in(sender: object, request: object, user: object, **kwargs: obj
 
     if request is not None:
         record_authentication(request, authentication_method(request))  # type: ignore[arg-type]
+
+
+def _record_session(sender: object, request: object, user: object, **kwargs: object) -> None:
+    from .user_sessions import record_session
+
+    if request is not None:
+        record_session(request, user)  # type: ignore[arg-type]
+
+
+def _unrecord_session(sender: object, request: object, **kwargs: object) -> None:
+    from .user_sessions import unrecord_session
+
+    if request is not None:
+        unrecord_session(request)  # type: ignore[arg-type]
+
+
+def _forget_other_sessions(sender: object, user: object, request: object, **kw: object) -> None:
+    # The change itself ended the other sessions (the session hash); their rows go too.
+    from .user_sessions import forget_other_sessions, forget_sessions
+
+    if request is not None:
+        forget_other_sessions(request, user)  # type: ignore[arg-type]
+    else:
+        forget_sessions(user)
+
+
+def _forget_sessions(sender: object, user: object, **kwargs: object) -> None:
+    from .user_sessions import forget_sessions
+
+    forget_sessions(user)

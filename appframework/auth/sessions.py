@@ -104,9 +104,11 @@ def logout(
         user = current_user_sync(request)
         if user is not None:
             from .trusted_browsers import forget_browsers
+            from .user_sessions import forget_sessions
 
             user.invalidate_sessions()
             forget_browsers(user)
+            forget_sessions(user)
     _revoke_tokens(request, revoke_tokens)
     django_auth.logout(request)
     set_request_user(request, _anonymous())
@@ -121,9 +123,11 @@ async def alogout(
             from asgiref.sync import sync_to_async
 
             from .trusted_browsers import forget_browsers
+            from .user_sessions import forget_sessions
 
             await user.ainvalidate_sessions()
             await sync_to_async(forget_browsers)(user)
+            await sync_to_async(forget_sessions)(user)
     await _arevoke_tokens(request, revoke_tokens)
     await django_auth.alogout(request)
     set_request_user(request, _anonymous())

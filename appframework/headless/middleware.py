@@ -6,6 +6,8 @@ app's: its cookies are ignored — the token is the only credential, so no cross
 request can carry it and CSRF does not apply — and ``request.session`` is the
 :class:`~appframework.headless.app_sessions.AppSessionStore` of that token. Every other
 request gets the configured cookie session, as before.
+
+Both kinds refresh their row's "last seen" (:func:`appframework.auth.user_sessions.touch_session`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from django.contrib.sessions.middleware import SessionMiddleware as DjangoSessio
 from django.http import HttpRequest, HttpResponse
 from django.utils.cache import patch_vary_headers
 
+from ..auth.user_sessions import touch_session
 from ..http import APP_SESSION_ATTR, client_ip, header_meta_key, is_app_request
 from .app_sessions import SESSION_TOKEN_HEADER, AppSessionStore
 
@@ -45,6 +48,9 @@ class SessionMiddleware(DjangoSessionMiddleware):
         super().process_request(request)
 
     def process_response(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
+        if response.status_code < 500 and hasattr(request, "session"):
+            # Before the session is saved: a refresh puts its time into the session.
+            touch_session(request)
         if not is_app_request(request):
             return super().process_response(request, response)
         session: Any = request.session

@@ -13,7 +13,7 @@ from typing import Any
 from django.urls import include, path
 
 from .base import APP, BROWSER, client_view
-from .views import account, auth, provider
+from .views import account, auth, provider, sessions
 
 __all__ = ["client_urlpatterns"]
 
@@ -45,6 +45,9 @@ ENDPOINTS: list[tuple[str, Any, str]] = [
     ("account/linked-accounts/<str:kind>/<int:pk>", account.LinkedAccountView, "linked-account"),
     ("account/trusted-browsers", account.TrustedBrowsersView, "trusted-browsers"),
     ("account/trusted-browsers/<int:pk>", account.TrustedBrowserView, "trusted-browser"),
+    ("account/sessions", sessions.UserSessionsView, "sessions"),
+    ("account/sessions/<int:pk>", sessions.UserSessionView, "user-session"),
+    ("account/sessions/end-others", sessions.EndOtherSessionsView, "end-other-sessions"),
 ]
 
 

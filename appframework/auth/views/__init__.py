@@ -34,6 +34,7 @@ from .password import (
     PasswordResetSentView,
     PasswordResetView,
 )
+from .sessions import EndOtherSessionsView, EndSessionView, SessionsView
 from .signup import ConfirmEmailView, ResendConfirmationView, SignupView, VerificationSentView
 from .trusted import ForgetTrustedBrowserView
 
@@ -47,6 +48,8 @@ __all__ = [
     "ConfirmEmailView",
     "EmailChangeView",
     "EmailView",
+    "EndOtherSessionsView",
+    "EndSessionView",
     "ExtraContext",
     "ForgetTrustedBrowserView",
     "LinkedAccountsView",
@@ -60,6 +63,7 @@ __all__ = [
     "PasswordResetView",
     "ReauthenticateView",
     "ResendConfirmationView",
+    "SessionsView",
     "SignedInMixin",
     "SignedInPage",
     "SignupView",
