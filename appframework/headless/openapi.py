@@ -757,7 +757,7 @@ def _security(client: str, unsafe: bool, signed_in: bool) -> list[dict[str, list
     if client == APP:
         # The first request of an app has no token yet: the header may be empty.
         return [{"sessionToken": []}] if signed_in else [{}, {"sessionToken": []}]
-    csrf = {"csrfHeader": [], "csrfCookie": []} if unsafe else {}
+    csrf: dict[str, list[str]] = {"csrfHeader": [], "csrfCookie": []} if unsafe else {}
     if signed_in:
         return [{"sessionCookie": [], **csrf}]
     # Login CSRF: a browser's unsafe request is checked even before it has a session.
