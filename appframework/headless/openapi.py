@@ -213,12 +213,26 @@ NOT_SIGNED_IN = ("not_authenticated",)
 STALE = ("reauthentication_required",)
 THROTTLED = ("throttled", "mfa_rate_limited", "mail_rate_limited", "passkey_rate_limited")
 PASSKEY_ERRORS = (
-    "passkey_malformed",
     "passkey_not_found",
     "passkey_exists",
     "passkey_last_factor",
     "passkey_name_invalid",
     "invalid_action",
+)
+
+#: What the passkey ceremony answers a ``credential`` with, wherever one is taken: 400
+#: for an answer that is no credential at all, 403 for one the ceremony refuses.
+PASSKEY_MALFORMED = ("passkey_malformed",)
+PASSKEY_REFUSED = (
+    "passkey_invalid",
+    "passkey_challenge",
+    "passkey_replayed",
+    "passkey_unknown",
+    "passkey_origin",
+    "passkey_rp_id",
+    "passkey_user_verification",
+    "passkey_sign_count",
+    "account_disabled",
 )
 
 
@@ -719,6 +733,9 @@ def _operation(
         body = _login_body()
     elif name == "signup":
         body = _signup_body()
+    if body and "credential" in body.get("properties", {}):
+        add(400, *PASSKEY_MALFORMED)
+        add(403, *PASSKEY_REFUSED)
 
     responses: dict[str, Any] = {
         str(operation.status): {
