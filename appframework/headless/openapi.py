@@ -211,7 +211,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
 #: The codes of the errors every operation may meet, added by :func:`openapi_document`.
 NOT_SIGNED_IN = ("not_authenticated",)
 STALE = ("reauthentication_required",)
-THROTTLED = ("throttled", "mfa_rate_limited", "mail_rate_limited", "passkey_rate_limited")
+THROTTLED = (
+    "throttled",
+    "login_throttled",
+    "mfa_rate_limited",
+    "mail_rate_limited",
+    "passkey_rate_limited",
+)
 PASSKEY_ERRORS = (
     "passkey_not_found",
     "passkey_exists",
@@ -359,8 +365,13 @@ OPERATIONS: dict[str, dict[str, Operation]] = {
                 {"password": PASSWORD, "code": CODE, "credential": CREDENTIAL}, required=[]
             ),
             errors={
-                401: ("reauthentication_failed", "mfa_invalid_code", *PASSKEY_ERRORS),
-                422: ("factor_required", "invalid", *PASSKEY_ERRORS),
+                422: (
+                    "factor_required",
+                    "invalid",
+                    "reauthentication_failed",
+                    "mfa_invalid_code",
+                    *PASSKEY_ERRORS,
+                ),
             },
             signed_in=True,
             throttled=True,
@@ -502,7 +513,7 @@ OPERATIONS: dict[str, dict[str, Operation]] = {
             body=_object({"code": CODE}, required=[]),
             errors={
                 401: ("mfa_invalid_code",),
-                422: ("invalid", "mfa_already_enabled", "mfa_invalid_code"),
+                422: ("invalid", "mfa_already_enabled", "mfa_not_pending", "mfa_invalid_code"),
             },
             changes=True,
             throttled=True,
