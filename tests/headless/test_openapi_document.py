@@ -5,6 +5,7 @@ answered by a view, and served at ``headless:openapi``."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import jsonschema_rs
@@ -152,3 +153,9 @@ def test_the_document_is_served_inside_the_include(client: Client) -> None:
 def test_a_path_outside_the_document_is_not_an_endpoint() -> None:
     with pytest.raises(Resolver404):
         resolve(f"{PREFIX}/browser/v1/no-such-endpoint")
+
+
+def test_the_demos_landing_page_links_the_document(client: Client) -> None:
+    page = client.get("/").content.decode()
+    item = re.search(r'<li><a href="/api/auth/openapi.json">.*?</li>', page, re.S)
+    assert item and "Look for" in item.group(0)
