@@ -14,6 +14,7 @@ fuzz a live demo with it (schemathesis): every answer must be one the document g
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -34,8 +35,14 @@ from .app_sessions import SESSION_TOKEN_HEADER
 from .base import APP, BROWSER, CLIENTS
 
 __all__ = [
+    "API_VERSION",
+    "CONVERTERS",
     "OPENAPI_VERSION",
     "OPERATIONS",
+    "PASSKEY_MALFORMED",
+    "PASSKEY_REFUSED",
+    "SCHEMAS",
+    "THROTTLED",
     "OpenAPIView",
     "Operation",
     "openapi_document",
@@ -66,21 +73,21 @@ def _object(
     }
 
 
-STRING = {"type": "string"}
-BOOLEAN = {"type": "boolean"}
-INTEGER = {"type": "integer"}
-DATE_TIME = {"type": "string", "format": "date-time"}
+_STRING = {"type": "string"}
+_BOOLEAN = {"type": "boolean"}
+_INTEGER = {"type": "integer"}
+_DATE_TIME = {"type": "string", "format": "date-time"}
 #: A passkey's answer to ``navigator.credentials`` (WebAuthn's PublicKeyCredential JSON).
-CREDENTIAL = {"type": "object", "description": "A WebAuthn PublicKeyCredential, as JSON."}
+_CREDENTIAL = {"type": "object", "description": "A WebAuthn PublicKeyCredential, as JSON."}
 
 #: Reusable schemas (``components.schemas``).
 SCHEMAS: dict[str, dict[str, Any]] = {
     "Problem": _object(
         {
-            "type": STRING,
-            "title": STRING,
+            "type": _STRING,
+            "title": _STRING,
             "status": {"type": "integer", "minimum": 400, "maximum": 599},
-            "detail": STRING,
+            "detail": _STRING,
             "code": {"type": "string", "description": "Stable, machine-readable."},
             "errors": {
                 "type": "object",
@@ -91,21 +98,21 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         required=["type", "title", "status", "detail"],
         description="An RFC 9457 problem document.",
     ),
-    "FieldError": _object({"code": STRING, "message": STRING}),
+    "FieldError": _object({"code": _STRING, "message": _STRING}),
     "Factors": _object(
         {
-            "totp": BOOLEAN,
+            "totp": _BOOLEAN,
             "recovery_codes_left": {"type": "integer", "minimum": 0},
-            "passkeys": BOOLEAN,
+            "passkeys": _BOOLEAN,
         }
     ),
     "User": _object(
         {
-            "id": STRING,
-            "username": STRING,
-            "email": _nullable(STRING),
-            "email_verified": BOOLEAN,
-            "has_usable_password": BOOLEAN,
+            "id": _STRING,
+            "username": _STRING,
+            "email": _nullable(_STRING),
+            "email_verified": _BOOLEAN,
+            "has_usable_password": _BOOLEAN,
             "factors": _ref("Factors"),
         }
     ),
@@ -115,7 +122,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "type": "array",
                 "items": {"enum": ["totp", "recovery_code", "passkey"]},
             },
-            "expires_at": DATE_TIME,
+            "expires_at": _DATE_TIME,
         }
     ),
     "SessionStatus": _object(
@@ -130,9 +137,9 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             },
             "user": _nullable(_ref("User")),
             "second_factor": _nullable(_ref("SecondFactor")),
-            "recently_authenticated": BOOLEAN,
+            "recently_authenticated": _BOOLEAN,
             "session_token": {
-                **_nullable(STRING),
+                **_nullable(_STRING),
                 "description": "App client only: the session's token (null: none yet).",
             },
         },
@@ -141,76 +148,76 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     ),
     "Config": _object(
         {
-            "signup": BOOLEAN,
+            "signup": _BOOLEAN,
             "email_verification": {"enum": ["none", "optional", "mandatory"]},
-            "email_verification_by_code": BOOLEAN,
-            "login_by_code": BOOLEAN,
-            "login_field": STRING,
-            "totp": BOOLEAN,
-            "passkeys": BOOLEAN,
-            "trust_browser": BOOLEAN,
-            "reauthentication_timeout": INTEGER,
+            "email_verification_by_code": _BOOLEAN,
+            "login_by_code": _BOOLEAN,
+            "login_field": _STRING,
+            "totp": _BOOLEAN,
+            "passkeys": _BOOLEAN,
+            "trust_browser": _BOOLEAN,
+            "reauthentication_timeout": _INTEGER,
         }
     ),
     "Sent": _object({"sent": {"const": True}}),
     "Removed": _object({"removed": {"const": True}}),
-    "RecoveryCodes": _object({"recovery_codes": {"type": "array", "items": STRING}}),
+    "RecoveryCodes": _object({"recovery_codes": {"type": "array", "items": _STRING}}),
     "Passkey": _object(
         {
-            "id": INTEGER,
-            "name": STRING,
-            "created_at": _nullable(DATE_TIME),
-            "last_used_at": _nullable(DATE_TIME),
+            "id": _INTEGER,
+            "name": _STRING,
+            "created_at": _nullable(_DATE_TIME),
+            "last_used_at": _nullable(_DATE_TIME),
         }
     ),
     "LinkedAccount": _object(
         {
             "kind": {"enum": ["oauth", "saml"]},
-            "id": INTEGER,
-            "provider": STRING,
-            "email": _nullable(STRING),
-            "created_at": _nullable(DATE_TIME),
-            "last_login_at": _nullable(DATE_TIME),
+            "id": _INTEGER,
+            "provider": _STRING,
+            "email": _nullable(_STRING),
+            "created_at": _nullable(_DATE_TIME),
+            "last_login_at": _nullable(_DATE_TIME),
         }
     ),
     "TrustedBrowser": _object(
         {
-            "id": INTEGER,
-            "user_agent": STRING,
-            "created_at": _nullable(DATE_TIME),
-            "last_used_at": _nullable(DATE_TIME),
-            "expires_at": _nullable(DATE_TIME),
+            "id": _INTEGER,
+            "user_agent": _STRING,
+            "created_at": _nullable(_DATE_TIME),
+            "last_used_at": _nullable(_DATE_TIME),
+            "expires_at": _nullable(_DATE_TIME),
         }
     ),
     "UserSession": _object(
         {
-            "id": INTEGER,
+            "id": _INTEGER,
             "kind": {"enum": ["browser", "app"]},
-            "created_at": DATE_TIME,
-            "last_seen_at": DATE_TIME,
-            "client_ip": _nullable(STRING),
-            "user_agent": STRING,
-            "current": BOOLEAN,
+            "created_at": _DATE_TIME,
+            "last_seen_at": _DATE_TIME,
+            "client_ip": _nullable(_STRING),
+            "user_agent": _STRING,
+            "current": _BOOLEAN,
         }
     ),
     "Sessions": _object({"sessions": {"type": "array", "items": _ref("UserSession")}}),
     "ApiToken": _object(
         {
-            "id": INTEGER,
-            "name": STRING,
-            "prefix": STRING,
-            "scopes": {"type": "array", "items": STRING},
-            "created_at": DATE_TIME,
-            "expires_at": _nullable(DATE_TIME),
-            "last_used_at": _nullable(DATE_TIME),
+            "id": _INTEGER,
+            "name": _STRING,
+            "prefix": _STRING,
+            "scopes": {"type": "array", "items": _STRING},
+            "created_at": _DATE_TIME,
+            "expires_at": _nullable(_DATE_TIME),
+            "last_used_at": _nullable(_DATE_TIME),
         }
     ),
     "ApiTokens": _object({"tokens": {"type": "array", "items": _ref("ApiToken")}}),
 }
 
 #: The codes of the errors every operation may meet, added by :func:`openapi_document`.
-NOT_SIGNED_IN = ("not_authenticated",)
-STALE = ("reauthentication_required",)
+_NOT_SIGNED_IN = ("not_authenticated",)
+_STALE = ("reauthentication_required",)
 THROTTLED = (
     "throttled",
     "login_throttled",
@@ -218,7 +225,7 @@ THROTTLED = (
     "mail_rate_limited",
     "passkey_rate_limited",
 )
-PASSKEY_ERRORS = (
+_PASSKEY_ERRORS = (
     "passkey_not_found",
     "passkey_exists",
     "passkey_last_factor",
@@ -261,25 +268,25 @@ class Operation:
     throttled: bool = False
 
 
-STATUS = _ref("SessionStatus")
-CODE = {"type": "string", "minLength": 1, "maxLength": 64}
-PASSWORD = {"type": "string", "minLength": 1}
-EMAIL = {"type": "string", "format": "email", "maxLength": 254}
-NEW_PASSWORD = _object({"new_password1": PASSWORD, "new_password2": PASSWORD})
+_STATUS = _ref("SessionStatus")
+_CODE = {"type": "string", "minLength": 1, "maxLength": 64}
+_PASSWORD = {"type": "string", "minLength": 1}
+_EMAIL = {"type": "string", "format": "email", "maxLength": 254}
+_NEW_PASSWORD = _object({"new_password1": _PASSWORD, "new_password2": _PASSWORD})
 
 
 def _login_body() -> dict[str, Any]:
     # Named as the user model's USERNAME_FIELD (config.login_field), known at run time.
     name, _label, kind = username_field()
-    login = EMAIL if kind == "email" else {"type": "string", "minLength": 1, "maxLength": 254}
-    return _object({name: login, "password": PASSWORD})
+    login = _EMAIL if kind == "email" else {"type": "string", "minLength": 1, "maxLength": 254}
+    return _object({name: login, "password": _PASSWORD})
 
 
 def _signup_body() -> dict[str, Any]:
     from django.contrib.auth import get_user_model
 
     name, _label, kind = username_field()
-    properties: dict[str, Any] = {"email": EMAIL, "password": PASSWORD}
+    properties: dict[str, Any] = {"email": _EMAIL, "password": _PASSWORD}
     if kind != "email" and name != get_user_model().get_email_field_name():
         properties = {name: {"type": "string", "minLength": 1, "maxLength": 254}, **properties}
     return _object(properties)
@@ -292,18 +299,18 @@ OPERATIONS: dict[str, dict[str, Operation]] = {
         "get": Operation("Which flows and factors this site has", _ref("Config")),
     },
     "session": {
-        "get": Operation("The session's status", STATUS),
+        "get": Operation("The session's status", _STATUS),
         "delete": Operation(
             "Log out",
-            STATUS,
+            _STATUS,
             "With `everywhere`: every session, API token and trusted browser of the account.",
-            body=_object({"everywhere": BOOLEAN}, required=[]),
+            body=_object({"everywhere": _BOOLEAN}, required=[]),
         ),
     },
     "login": {
         "post": Operation(
             "Sign in with the login field and the password",
-            STATUS,
+            _STATUS,
             "Signed in, or the second factor is pending, or the address must be confirmed.",
             body={},  # filled in by _login_body() when the document is built
             errors={401: ("invalid_credentials", "account_disabled")},
@@ -313,14 +320,16 @@ OPERATIONS: dict[str, dict[str, Operation]] = {
     "second-factor": {
         "post": Operation(
             "Answer the pending second factor",
-            STATUS,
+            _STATUS,
             "`code` (TOTP or a recovery code) or `credential` (a passkey); `trust` "
             "(browser, MFA TRUST_BROWSER): skip the step next time.",
-            body=_object({"code": CODE, "credential": CREDENTIAL, "trust": BOOLEAN}, required=[]),
+            body=_object(
+                {"code": _CODE, "credential": _CREDENTIAL, "trust": _BOOLEAN}, required=[]
+            ),
             errors={
-                401: ("mfa_invalid_code", *PASSKEY_ERRORS),
+                401: ("mfa_invalid_code", *_PASSKEY_ERRORS),
                 403: ("mfa_not_pending",),
-                422: ("required", *PASSKEY_ERRORS),
+                422: ("required", *_PASSKEY_ERRORS),
             },
             throttled=True,
         ),
@@ -334,7 +343,7 @@ OPERATIONS: dict[str, dict[str, Operation]] = {
                 {"kind": {"enum": ["login", "challenge", "register", "reauthenticate", "confirm"]}}
             ),
             errors={
-                401: NOT_SIGNED_IN,
+                401: _NOT_SIGNED_IN,
                 403: ("mfa_not_pending",),
                 404: ("passkeys_disabled",),
                 422: ("invalid_action",),
@@ -344,13 +353,13 @@ OPERATIONS: dict[str, dict[str, Operation]] = {
     "passkey-login": {
         "post": Operation(
             "Sign in with a passkey (passwordless)",
-            STATUS,
-            body=_object({"credential": CREDENTIAL}),
+            _STATUS,
+            body=_object({"credential": _CREDENTIAL}),
             errors={
-                401: PASSKEY_ERRORS,
-                403: PASSKEY_ERRORS,
+                401: _PASSKEY_ERRORS,
+                403: _PASSKEY_ERRORS,
                 404: ("passkeys_disabled",),
-                422: PASSKEY_ERRORS,
+                422: _PASSKEY_ERRORS,
             },
             throttled=True,
         ),
@@ -358,11 +367,11 @@ OPERATIONS: dict[str, dict[str, Operation]] = {
     "reauthenticate": {
         "post": Operation(
             "Prove a factor again",
-            STATUS,
+            _STATUS,
             "`password`, `code` or `credential`: `recently_authenticated` for "
             "AUTH REAUTHENTICATION_TIMEOUT seconds.",
             body=_object(
-                {"password": PASSWORD, "code": CODE, "credential": CREDENTIAL}, required=[]
+                {"password": _PASSWORD, "code": _CODE, "credential": _CREDENTIAL}, required=[]
             ),
             errors={
                 422: (
@@ -370,7 +379,7 @@ OPERATIONS: dict[str, dict[str, Operation]] = {
                     "invalid",
                     "reauthentication_failed",
                     "mfa_invalid_code",
-                    *PASSKEY_ERRORS,
+                    *_PASSKEY_ERRORS,
                 ),
             },
             signed_in=True,
@@ -380,7 +389,7 @@ OPERATIONS: dict[str, dict[str, Operation]] = {
     "signup": {
         "post": Operation(
             "Create an account",
-            STATUS,
+            _STATUS,
             "Signed in, or `verification_required`; a taken address answers like a new one "
             "under mandatory verification.",
             body={},  # _signup_body()
@@ -391,9 +400,9 @@ OPERATIONS: dict[str, dict[str, Operation]] = {
     "verify-email": {
         "post": Operation(
             "Confirm the address",
-            STATUS,
+            _STATUS,
             "`key` (from the mailed link) or `code` (typed in the session that asked).",
-            body=_object({"key": {"type": "string"}, "code": CODE}, required=[]),
+            body=_object({"key": {"type": "string"}, "code": _CODE}, required=[]),
             errors={
                 422: (
                     "required",
@@ -409,7 +418,7 @@ OPERATIONS: dict[str, dict[str, Operation]] = {
     "resend-email": {
         "post": Operation(
             "Mail a new confirmation for the unconfirmed address",
-            STATUS,
+            _STATUS,
             signed_in=True,
             throttled=True,
         ),
@@ -419,7 +428,7 @@ OPERATIONS: dict[str, dict[str, Operation]] = {
             "Mail a password reset link",
             _ref("Sent"),
             "The same answer for an address without an account.",
-            body=_object({"email": EMAIL}),
+            body=_object({"email": _EMAIL}),
             errors={422: ("invalid",)},
             throttled=True,
         ),
@@ -427,14 +436,14 @@ OPERATIONS: dict[str, dict[str, Operation]] = {
     "password-reset-confirm": {
         "post": Operation(
             "Set a new password with the reset link's uid and token",
-            STATUS,
+            _STATUS,
             "Every session of the account ends.",
             body=_object(
                 {
-                    "uid": STRING,
-                    "token": STRING,
-                    "new_password1": PASSWORD,
-                    "new_password2": PASSWORD,
+                    "uid": _STRING,
+                    "token": _STRING,
+                    "new_password1": _PASSWORD,
+                    "new_password2": _PASSWORD,
                 }
             ),
             errors={422: ("reset_link_invalid", "invalid")},
@@ -445,7 +454,7 @@ OPERATIONS: dict[str, dict[str, Operation]] = {
             "Mail a sign-in code",
             _ref("Sent"),
             "AUTH LOGIN_BY_CODE. The same answer for an address without an account.",
-            body=_object({"email": EMAIL}),
+            body=_object({"email": _EMAIL}),
             errors={404: ("login_by_code_disabled",), 422: ("invalid",)},
             throttled=True,
         ),
@@ -453,9 +462,9 @@ OPERATIONS: dict[str, dict[str, Operation]] = {
     "login-code-confirm": {
         "post": Operation(
             "Sign in with the mailed code",
-            STATUS,
+            _STATUS,
             "Signed in, or on to the second factor; three tries.",
-            body=_object({"code": CODE}),
+            body=_object({"code": _CODE}),
             errors={
                 401: ("login_code_invalid",),
                 404: ("login_by_code_disabled",),
@@ -467,10 +476,10 @@ OPERATIONS: dict[str, dict[str, Operation]] = {
     "provider-token": {
         "post": Operation(
             "Exchange a single sign-on code for a session",
-            STATUS,
+            _STATUS,
             "The one-use code from the provider's redirect and the PKCE `code_verifier`; "
             "any try spends the code.",
-            body=_object({"code": STRING, "code_verifier": STRING}),
+            body=_object({"code": _STRING, "code_verifier": _STRING}),
             errors={400: ("invalid_grant",), 401: ("account_disabled",)},
         ),
     },
@@ -482,7 +491,7 @@ OPERATIONS: dict[str, dict[str, Operation]] = {
             "Change the address",
             _ref("Sent"),
             "A confirmation goes to the new address; the same answer for a taken one.",
-            body=_object({"email": EMAIL}),
+            body=_object({"email": _EMAIL}),
             errors={422: ("invalid", "email_unchanged", "email_taken")},
             changes=True,
             throttled=True,
@@ -491,26 +500,26 @@ OPERATIONS: dict[str, dict[str, Operation]] = {
     "password": {
         "post": Operation(
             "Change the password",
-            STATUS,
+            _STATUS,
             "Every other session and token ends.",
-            body=NEW_PASSWORD,
+            body=_NEW_PASSWORD,
             errors={422: ("invalid",)},
             changes=True,
         ),
     },
     "totp": {
-        "get": Operation("Whether TOTP is on", _object({"enabled": BOOLEAN}), signed_in=True),
+        "get": Operation("Whether TOTP is on", _object({"enabled": _BOOLEAN}), signed_in=True),
         "post": Operation(
             "Turn TOTP on",
             {
                 "oneOf": [
-                    _object({"secret": STRING, "otpauth_uri": STRING}),
+                    _object({"secret": _STRING, "otpauth_uri": _STRING}),
                     _ref("RecoveryCodes"),
                 ]
             },
             "Without `code`: the pending secret and its otpauth URI; with `code`: TOTP on, "
             "and the recovery codes, shown this once.",
-            body=_object({"code": CODE}, required=[]),
+            body=_object({"code": _CODE}, required=[]),
             errors={
                 401: ("mfa_invalid_code",),
                 422: ("invalid", "mfa_already_enabled", "mfa_not_pending", "mfa_invalid_code"),
@@ -522,7 +531,7 @@ OPERATIONS: dict[str, dict[str, Operation]] = {
             "Turn TOTP off",
             _object({"enabled": {"const": False}}),
             "`code`: a current code or a recovery code.",
-            body=_object({"code": CODE}),
+            body=_object({"code": _CODE}),
             errors={
                 401: ("mfa_invalid_code",),
                 422: ("invalid", "mfa_not_enabled", "mfa_invalid_code"),
@@ -541,7 +550,7 @@ OPERATIONS: dict[str, dict[str, Operation]] = {
             "Ten new recovery codes",
             _ref("RecoveryCodes"),
             "Shown this once; the old ones stop working. `code`: a current one.",
-            body=_object({"code": CODE}),
+            body=_object({"code": _CODE}),
             errors={
                 401: ("mfa_invalid_code",),
                 422: ("invalid", "mfa_not_enabled", "mfa_invalid_code"),
@@ -561,8 +570,8 @@ OPERATIONS: dict[str, dict[str, Operation]] = {
             "Add a passkey",
             _object({"passkey": _ref("Passkey")}),
             "`credential`: the answer to `register` options.",
-            body=_object({"credential": CREDENTIAL, "name": STRING}, required=["credential"]),
-            errors={404: ("passkeys_disabled",), 422: PASSKEY_ERRORS},
+            body=_object({"credential": _CREDENTIAL, "name": _STRING}, required=["credential"]),
+            errors={404: ("passkeys_disabled",), 422: _PASSKEY_ERRORS},
             changes=True,
             throttled=True,
         ),
@@ -571,19 +580,19 @@ OPERATIONS: dict[str, dict[str, Operation]] = {
         "patch": Operation(
             "Rename a passkey",
             _object({"passkey": _ref("Passkey")}),
-            body=_object({"name": STRING}),
-            errors={404: ("passkeys_disabled", "passkey_not_found"), 422: PASSKEY_ERRORS},
+            body=_object({"name": _STRING}),
+            errors={404: ("passkeys_disabled", "passkey_not_found"), 422: _PASSKEY_ERRORS},
             signed_in=True,
         ),
         "delete": Operation(
             "Remove a passkey",
             _ref("Removed"),
             "`credential` (an answer to `confirm` options) when it is the last second factor.",
-            body=_object({"credential": CREDENTIAL}, required=[]),
+            body=_object({"credential": _CREDENTIAL}, required=[]),
             errors={
                 404: ("passkeys_disabled", "passkey_not_found"),
-                422: PASSKEY_ERRORS,
-                403: PASSKEY_ERRORS,
+                422: _PASSKEY_ERRORS,
+                403: _PASSKEY_ERRORS,
             },
             changes=True,
             throttled=True,
@@ -644,13 +653,13 @@ OPERATIONS: dict[str, dict[str, Operation]] = {
         "get": Operation("The account's API tokens", _ref("ApiTokens"), signed_in=True),
         "post": Operation(
             "Issue an API token",
-            _object({"token": _ref("ApiToken"), "secret": STRING}),
+            _object({"token": _ref("ApiToken"), "secret": _STRING}),
             "The secret is shown this once.",
             body=_object(
                 {
                     "name": {"type": "string", "minLength": 1, "maxLength": 100},
                     "expires_in_days": _nullable({"type": "integer", "minimum": 1, "maximum": 365}),
-                    "scopes": {"type": "array", "items": STRING},
+                    "scopes": {"type": "array", "items": _STRING},
                 },
                 required=["name"],
             ),
@@ -733,9 +742,9 @@ def _operation(
         if unsafe:
             add(403, *CSRF_REASONS)
     if operation.signed_in or operation.changes:
-        add(401, *NOT_SIGNED_IN)
+        add(401, *_NOT_SIGNED_IN)
     if operation.changes:
-        add(401, *STALE)
+        add(401, *_STALE)
     if operation.throttled:
         add(429, *THROTTLED)
 
@@ -840,24 +849,30 @@ def openapi_document(
                     item[method] = _operation(client, name, method, documented[method], parameters)
             if item:
                 paths[f"/{client}/v{API_VERSION}/{path}"] = item
-    return {
-        "openapi": OPENAPI_VERSION,
-        "info": {
-            "title": "appframework headless API",
-            "version": API_VERSION,
-            "description": "The account flows as JSON, for single-page apps (`browser`: the "
-            "session cookie and CSRF) and mobile or desktop apps (`app`: the "
-            f"`{SESSION_TOKEN_HEADER}` header). Errors are RFC 9457 problem documents "
-            "with a stable `code`.",
-        },
-        "servers": [{"url": server_url}],
-        "tags": [
-            {"name": BROWSER, "description": "A single-page app on this site."},
-            {"name": APP, "description": "A mobile or desktop app, or another origin's server."},
-        ],
-        "paths": paths,
-        "components": {"schemas": SCHEMAS, "securitySchemes": _security_schemes()},
-    }
+    # A copy: the schemas above are shared between operations, and a caller may edit it.
+    return copy.deepcopy(
+        {
+            "openapi": OPENAPI_VERSION,
+            "info": {
+                "title": "appframework headless API",
+                "version": API_VERSION,
+                "description": "The account flows as JSON, for single-page apps (`browser`: the "
+                "session cookie and CSRF) and mobile or desktop apps (`app`: the "
+                f"`{SESSION_TOKEN_HEADER}` header). Errors are RFC 9457 problem documents "
+                "with a stable `code`.",
+            },
+            "servers": [{"url": server_url}],
+            "tags": [
+                {"name": BROWSER, "description": "A single-page app on this site."},
+                {
+                    "name": APP,
+                    "description": "A mobile or desktop app, or another origin's server.",
+                },
+            ],
+            "paths": paths,
+            "components": {"schemas": SCHEMAS, "securitySchemes": _security_schemes()},
+        }
+    )
 
 
 @method_decorator(never_cache, name="dispatch")
