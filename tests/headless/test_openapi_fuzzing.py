@@ -123,10 +123,10 @@ class ApiClient:
         if self.client == "app":
             self.headers["X-Session-Token"] = ""
         else:
-            # The CSRF cookie comes with the page that hosts a single-page app (here the
-            # login page), echoed in the header; same origin, as the page's script sends it.
+            # The CSRF cookie from a GET of the browser API, echoed in the header; same
+            # origin, as a single-page app's script sends it.
             self.headers["Origin"] = self.demo.url
-            self._keep(self.signing_in.get(f"{self.demo.url}/login", timeout=10))
+            self._keep(self.signing_in.get(self.url("session"), timeout=10))
         if not self.signed_in:
             return
         for _turn in range(len(self.users)):
