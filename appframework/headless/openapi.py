@@ -292,6 +292,9 @@ def _signup_body() -> dict[str, Any]:
     return _object(properties)
 
 
+#: Bodies named after the user model's fields, built with the document.
+_BODIES = {"login": _login_body, "signup": _signup_body}
+
 #: URL name → method → :class:`Operation`. Endpoints the URLconf does not mount are
 #: left out of the document.
 OPERATIONS: dict[str, dict[str, Operation]] = {
@@ -312,7 +315,6 @@ OPERATIONS: dict[str, dict[str, Operation]] = {
             "Sign in with the login field and the password",
             _STATUS,
             "Signed in, or the second factor is pending, or the address must be confirmed.",
-            body={},  # filled in by _login_body() when the document is built
             errors={401: ("invalid_credentials", "account_disabled")},
             throttled=True,
         ),
@@ -392,7 +394,6 @@ OPERATIONS: dict[str, dict[str, Operation]] = {
             _STATUS,
             "Signed in, or `verification_required`; a taken address answers like a new one "
             "under mandatory verification.",
-            body={},  # _signup_body()
             errors={403: ("signup_closed",), 422: ("invalid", "email_taken")},
             throttled=True,
         ),
@@ -748,11 +749,7 @@ def _operation(
     if operation.throttled:
         add(429, *THROTTLED)
 
-    body = operation.body
-    if name == "login":
-        body = _login_body()
-    elif name == "signup":
-        body = _signup_body()
+    body = _BODIES[name]() if name in _BODIES else operation.body
     if body and "credential" in body.get("properties", {}):
         add(400, *PASSKEY_MALFORMED)
         add(403, *PASSKEY_REFUSED)
