@@ -28,7 +28,7 @@ from ..exceptions import (
     ValidationException,
 )
 from ..http import set_request_user
-from ..security.csrf import csrf_protect_login
+from ..security.csrf import csrf_protect_login, csrf_token
 from .middleware import is_app_request, use_app_session
 from .status import session_status
 
@@ -80,6 +80,10 @@ class HeadlessView(View):
                     _("This is the browser API; apps use the app API."), code="wrong_client"
                 )
             )
+        if self.client == BROWSER and request.method == "GET":
+            # An app served as static files has no page of ours that set the CSRF
+            # cookie: any GET of the browser API hands it out, for the POSTs to come.
+            csrf_token(request)
         try:
             result = super().dispatch(request, *args, **kwargs)
         except Exception as exc:

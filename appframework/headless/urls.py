@@ -13,6 +13,7 @@ from typing import Any
 from django.urls import include, path
 
 from .base import APP, BROWSER, client_view
+from .openapi import OpenAPIView
 from .views import account, auth, provider, sessions
 
 __all__ = ["client_urlpatterns"]
@@ -58,6 +59,7 @@ def client_urlpatterns(client: str) -> list[Any]:
 app_name = "headless"
 
 urlpatterns = [
+    path("openapi.json", OpenAPIView.as_view(endpoints=ENDPOINTS), name="openapi"),
     path("browser/v1/", include((client_urlpatterns(BROWSER), BROWSER))),
     path("app/v1/", include((client_urlpatterns(APP), APP))),
     # The two pages an app's single sign-on passes through in a browser (not JSON).
