@@ -22,6 +22,7 @@ class AuthServiceProvider(AppConfig):
     def ready(self) -> None:
         from django.contrib.auth.signals import user_logged_in
 
+        _add_the_package_translations()
         from .. import checks as core_checks  # noqa: F401 - registers the core checks
         from ..conf import app_settings
         from ..container import container
@@ -67,3 +68,18 @@ def _record_sign_in(sender: object, request: object, user: object, **kwargs: obj
 
     if request is not None:
         record_authentication(request, authentication_method(request))  # type: ignore[arg-type]
+
+
+def _add_the_package_translations() -> None:
+    """The package's catalogues (appframework/locale: German, French, Spanish) cover
+    every app of the package, but Django only reads ``<app path>/locale`` of installed
+    apps, and the package folder itself is no app: its folder goes last on
+    ``LOCALE_PATHS`` (the project's own folders come first, so they override it). Runs
+    before any catalogue is loaded (Django loads none until every app is ready)."""
+    from pathlib import Path
+
+    from django.conf import settings
+
+    locale = str(Path(__file__).resolve().parent.parent / "locale")
+    if locale not in [str(p) for p in settings.LOCALE_PATHS]:
+        settings.LOCALE_PATHS = [*settings.LOCALE_PATHS, locale]
