@@ -24,7 +24,7 @@ REPO = PACKAGE.parent
 
 
 def _catalogue(language: str) -> Path:
-    return PACKAGE / "locale" / language / "LC_MESSAGES" / "django.po"
+    return PACKAGE / "auth" / "locale" / language / "LC_MESSAGES" / "django.po"
 
 
 @pytest.fixture(scope="module")
