@@ -17,7 +17,9 @@ from appframework.security.csrf import NONCE_SESSION_KEY, REASON_FOREIGN, REASON
 
 from .helpers import COOKIE, URLS
 
-pytestmark = [pytest.mark.urls(URLS)]
+# A signed-in session's first request refreshes its row in the sessions list (the
+# session's user is read then), so these sessions need the database too.
+pytestmark = [pytest.mark.urls(URLS), pytest.mark.django_db]
 
 
 def _session_cookie(uid: str, nonce: str) -> str:
