@@ -17,6 +17,8 @@ from django.dispatch import Signal
 
 __all__ = [
     "PasskeyAdded",
+    "access_token_created",
+    "access_token_revoked",
     "UserRegistered",
     "email_changed",
     "email_confirmed",
@@ -75,3 +77,8 @@ second_factor_guessed = Signal()
 identity_linked = Signal()
 #: ``provider``, ``subject``: such an identity was unlinked.
 identity_unlinked = Signal()
+#: ``token``: a personal access token was made (``token.prefix`` names it; the secret
+#: itself is never sent).
+access_token_created = Signal()
+#: ``token``: a personal access token was revoked (by its owner, or by a password reset).
+access_token_revoked = Signal()
