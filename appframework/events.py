@@ -17,9 +17,9 @@ from django.dispatch import Signal
 
 __all__ = [
     "PasskeyAdded",
+    "UserRegistered",
     "access_token_created",
     "access_token_revoked",
-    "UserRegistered",
     "email_changed",
     "email_confirmed",
     "identity_linked",

@@ -6,7 +6,8 @@ URL names (namespace ``appframework``): ``login``, ``mfa-challenge``, ``logout``
 ``reauthenticate``, ``signup``, ``verification-sent``, ``email``, ``email-change``,
 ``email-resend``, ``confirm-email``, ``password-change``, ``password-reset``,
 ``password-reset-sent``, ``password-reset-key``, ``login-code``, ``login-code-confirm``,
-``trusted-browser-forget``, ``linked-accounts``, ``linked-account-unlink``; with the ``mfa`` extra ``mfa-setup``, ``totp-activate``,
+``trusted-browser-forget``, ``linked-accounts``, ``linked-account-unlink``, ``tokens``,
+``token-revoke``; with the ``mfa`` extra ``mfa-setup``, ``totp-activate``,
 ``totp-deactivate``, ``recovery-codes``; with ``appframework.passkeys`` installed
 ``passkeys``, ``passkey-add``, ``passkey-rename``, ``passkey-remove``, ``passkey-login``
 and ``passkey-options``. ``LOGIN_URL = "appframework:login"`` and
@@ -54,6 +55,12 @@ def shared_urlpatterns() -> list[URLPattern]:
             "linked-accounts/<str:kind>/<int:pk>/unlink/",
             views.UnlinkAccountView.as_view(),
             name="linked-account-unlink",
+        ),
+        path("tokens/", views.AccessTokensView.as_view(), name="tokens"),
+        path(
+            "tokens/<int:pk>/revoke/",
+            views.RevokeAccessTokenView.as_view(),
+            name="token-revoke",
         ),
         path(
             "trusted-browsers/<int:pk>/forget/",

@@ -120,9 +120,7 @@ async def authorize(
     return user
 
 
-def authorize_sync(
-    request: HttpRequest, ability: str, *args: Any, scope: str | None = None
-) -> Any:
+def authorize_sync(request: HttpRequest, ability: str, *args: Any, scope: str | None = None) -> Any:
     user = _require_user_sync(request)
     if scope is not None:
         require_scope_sync(request, scope)

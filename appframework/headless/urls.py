@@ -13,7 +13,7 @@ from typing import Any
 from django.urls import include, path
 
 from .base import APP, BROWSER, client_view
-from .views import account, auth, provider
+from .views import account, auth, provider, tokens
 
 __all__ = ["client_urlpatterns"]
 
@@ -45,6 +45,8 @@ ENDPOINTS: list[tuple[str, Any, str]] = [
     ("account/linked-accounts/<str:kind>/<int:pk>", account.LinkedAccountView, "linked-account"),
     ("account/trusted-browsers", account.TrustedBrowsersView, "trusted-browsers"),
     ("account/trusted-browsers/<int:pk>", account.TrustedBrowserView, "trusted-browser"),
+    ("account/tokens", tokens.TokensView, "tokens"),
+    ("account/tokens/<int:pk>", tokens.TokenView, "token"),
 ]
 
 

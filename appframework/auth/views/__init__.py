@@ -35,12 +35,14 @@ from .password import (
     PasswordResetView,
 )
 from .signup import ConfirmEmailView, ResendConfirmationView, SignupView, VerificationSentView
+from .tokens import AccessTokensView, RevokeAccessTokenView
 from .trusted import ForgetTrustedBrowserView
 
 __all__ = [
     "CHALLENGE_TEMPLATE",
     "LOGIN_TEMPLATE",
     "NEXT_SESSION_KEY",
+    "AccessTokensView",
     "AccountPage",
     "ChallengeForm",
     "ChallengeView",
@@ -60,6 +62,7 @@ __all__ = [
     "PasswordResetView",
     "ReauthenticateView",
     "ResendConfirmationView",
+    "RevokeAccessTokenView",
     "SignedInMixin",
     "SignedInPage",
     "SignupView",
