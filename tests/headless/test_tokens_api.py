@@ -124,7 +124,7 @@ def test_bad_input_is_422(api: Api, data: dict[str, Any]) -> None:
 
 
 def test_another_users_token_is_404(api: Api, other_user: Any) -> None:
-    theirs, secret = create_access_token(other_user, "theirs")
+    theirs, _secret = create_access_token(other_user, "theirs")
     answer = api.call("delete", f"account/tokens/{theirs.pk}")
     assert answer.status_code == 404
     assert api.call("delete", "account/tokens/999999").status_code == 404
