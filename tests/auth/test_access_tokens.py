@@ -192,7 +192,8 @@ def test_ninja_bearer_accepts_a_token_and_refuses_expired_and_wrong(user: Any) -
         assert refused["WWW-Authenticate"] == 'Bearer error="invalid_token"'
 
 
-def test_scopes_are_checked_through_the_guard(user: Any, dashboard_ability: Any) -> None:
+@pytest.mark.usefixtures("dashboard_ability")
+def test_scopes_are_checked_through_the_guard(user: Any) -> None:
     user.is_staff = True
     user.save()
     _limited, read_only = create_access_token(user, "ro", scopes=["read"])
