@@ -18,6 +18,8 @@ from django.dispatch import Signal
 __all__ = [
     "PasskeyAdded",
     "UserRegistered",
+    "access_token_created",
+    "access_token_revoked",
     "email_changed",
     "email_confirmed",
     "identity_linked",
@@ -79,3 +81,8 @@ session_ended = Signal()
 identity_linked = Signal()
 #: ``provider``, ``subject``: such an identity was unlinked.
 identity_unlinked = Signal()
+#: ``token``: a personal access token was made (``token.prefix`` names it; the secret
+#: itself is never sent).
+access_token_created = Signal()
+#: ``token``: a personal access token was revoked (by its owner, or by a password reset).
+access_token_revoked = Signal()

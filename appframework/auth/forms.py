@@ -22,6 +22,7 @@ from django.utils.translation import gettext_lazy as _
 from ..conf import app_settings
 
 __all__ = [
+    "AccessTokenForm",
     "CodeForm",
     "EmailForm",
     "LoginForm",
@@ -32,6 +33,9 @@ __all__ = [
     "form_class",
     "username_field",
 ]
+
+#: The longest a personal access token may last, in days.
+ACCESS_TOKEN_MAX_DAYS = 365
 
 #: The longest code the code fields take (a recovery code with its dashes is 14).
 CODE_MAX_LENGTH = 64
@@ -270,3 +274,36 @@ class LogoutForm(RequestForm):
     """``everywhere``: end every session and API token of the account, not only this one."""
 
     everywhere = forms.BooleanField(label=_("Log out everywhere"), required=False)
+
+
+class AccessTokenForm(RequestForm):
+    """A new personal access token: its ``name``, ``expires_in_days`` (1 to 365; empty:
+    never) and ``scopes`` (of ``AUTH["ACCESS_TOKEN_SCOPES"]``; none: not limited)."""
+
+    name = forms.CharField(
+        label=_("Name"),
+        max_length=100,
+        help_text=_("What the token is for, e.g. “deploy script”."),
+        widget=forms.TextInput(attrs={"autocomplete": "off"}),
+    )
+    expires_in_days = forms.IntegerField(
+        label=_("Expires in (days)"),
+        required=False,
+        min_value=1,
+        max_value=ACCESS_TOKEN_MAX_DAYS,
+        help_text=_("Leave empty for a token that does not expire."),
+    )
+    scopes = forms.MultipleChoiceField(
+        label=_("Scopes"),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text=_("None ticked: the token may do whatever you may."),
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        from .access_tokens import known_scopes
+
+        super().__init__(*args, **kwargs)
+        field = self.fields["scopes"]
+        assert isinstance(field, forms.MultipleChoiceField)
+        field.choices = [(scope, scope) for scope in known_scopes()]

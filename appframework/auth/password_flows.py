@@ -97,15 +97,17 @@ def reset_link_user(uidb64: str, token: str) -> Any | None:
 
 
 def reset_password(request: HttpRequest, user: Any, password: str) -> None:
-    """Set ``password`` from a reset link: every session and token of the user ends and
-    its trusted browsers are forgotten; the address the link reached counts as
-    confirmed."""
+    """Set ``password`` from a reset link: every session and token of the user ends
+    (personal access tokens included: a reset is how an account is taken back), its
+    trusted browsers are forgotten; the address the link reached counts as confirmed."""
+    from .access_tokens import revoke_access_tokens
     from .models import TrustedBrowser
 
     with transaction.atomic():
         user.set_password(password)
         user.save()
         TrustedBrowser.objects.filter(user=user).delete()
+        revoke_access_tokens(user, request=request)
         address = user_email(user)
         if address:
             record_address(user, normalize_email(address), verified=True, primary=True)

@@ -97,8 +97,9 @@ def logout(
 
     ``revoke_tokens=True`` (default: ``AUTH["REVOKE_TOKENS_ON_LOGOUT"]``) also revokes
     the API tokens issued from this session; ``everywhere=True`` invalidates every
-    session cookie and API token of the user (needs the session-version column) and
-    forgets its trusted browsers.
+    session cookie and signed API token of the user (needs the session-version column)
+    and forgets its trusted browsers. Personal access tokens survive both: they are
+    revoked one by one on the tokens page.
     """
     if everywhere:
         user = current_user_sync(request)

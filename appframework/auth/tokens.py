@@ -1,4 +1,6 @@
-"""Bearer API tokens: ``django.core.signing`` with the app secret, readable payload.
+"""Bearer API tokens: ``django.core.signing`` with the app secret, readable payload;
+and, beside them, the personal access tokens users make (``afp_...``,
+:mod:`appframework.auth.access_tokens`), accepted by the same checks.
 
 The payload is ``{"uid", "h", "jti", "sid"}``: the user id, a fingerprint of the user's
 session hash (a password change or "log out everywhere" revokes the token), the token's
@@ -97,13 +99,32 @@ class ApiToken:
 
     key: str
     user: Any
-    #: The id ``TokenManager.revoke_id`` takes; None for a token issued without one.
+    #: The id ``TokenManager.revoke_id`` takes; None for a token issued without one
+    #: (and for a personal access token).
     token_id: str | None
     created: datetime | None
     expires: datetime | None
+    #: The scopes the token is limited to; None: not limited (a signed token, or a
+    #: personal access token made without scopes).
+    scopes: frozenset[str] | None = None
+    #: The :class:`~appframework.auth.models.PersonalAccessToken` row of a personal
+    #: access token; None for a signed token.
+    access_token: Any = None
 
     def __str__(self) -> str:
         return self.key
+
+    def has_scope(self, scope: str) -> bool:
+        """Whether the token may be used for ``scope``: any scope when it is not limited."""
+        return self.scopes is None or scope in self.scopes
+
+
+def _personal(key: str, found: tuple[Any, Any] | None) -> ApiToken | None:
+    if found is None:
+        return None
+    user, row = found
+    scopes = frozenset(row.scopes) if row.scopes else None
+    return ApiToken(key, user, None, row.created_at, row.expires_at, scopes, row)
 
 
 def _issued_at(token: str) -> datetime | None:
@@ -160,6 +181,14 @@ class TokenManager:
 
     def revoke(self, token: str) -> bool:
         """Revoke this one token; False when it is not a valid token of ours."""
+        from .access_tokens import authenticate_access_token, is_access_token, revoke_access_token
+
+        if is_access_token(token):
+            found = authenticate_access_token(token)
+            if found is None:
+                return False
+            revoke_access_token(found[0], found[1].pk)
+            return True
         token_id = self.token_id(token)
         if token_id is None:
             return False
@@ -227,7 +256,12 @@ class TokenManager:
         return ApiToken(token, user, payload.token_id, issued, issued and issued + lifetime)
 
     def authenticate_sync(self, token: str) -> ApiToken | None:
-        """The verified token (its user, id, creation and expiry), or None."""
+        """The verified token (its user, id, creation and expiry), or None. A personal
+        access token (``afp_...``) is looked up in the database instead."""
+        from .access_tokens import authenticate_access_token, is_access_token
+
+        if is_access_token(token):
+            return _personal(token, authenticate_access_token(token))
         payload = self._payload(token)
         if payload is None or self._revoked(payload):
             return None
@@ -239,6 +273,10 @@ class TokenManager:
         return self._api_token(token, user, payload)
 
     async def authenticate(self, token: str) -> ApiToken | None:
+        from .access_tokens import aauthenticate_access_token, is_access_token
+
+        if is_access_token(token):
+            return _personal(token, await aauthenticate_access_token(token))
         payload = self._payload(token)
         if payload is None or await self._arevoked(payload):
             return None

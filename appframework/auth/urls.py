@@ -7,7 +7,8 @@ URL names (namespace ``appframework``): ``login``, ``mfa-challenge``, ``logout``
 ``email-resend``, ``confirm-email``, ``password-change``, ``password-reset``,
 ``password-reset-sent``, ``password-reset-key``, ``login-code``, ``login-code-confirm``,
 ``trusted-browser-forget``, ``sessions``, ``session-end``, ``sessions-end-others``,
-``linked-accounts``, ``linked-account-unlink``; with the ``mfa`` extra ``mfa-setup``, ``totp-activate``,
+``linked-accounts``, ``linked-account-unlink``, ``tokens``, ``token-revoke``; with the
+``mfa`` extra ``mfa-setup``, ``totp-activate``,
 ``totp-deactivate``, ``recovery-codes``; with ``appframework.passkeys`` installed
 ``passkeys``, ``passkey-add``, ``passkey-rename``, ``passkey-remove``, ``passkey-login``
 and ``passkey-options``. ``LOGIN_URL = "appframework:login"`` and
@@ -62,6 +63,11 @@ def shared_urlpatterns() -> list[URLPattern]:
             "sessions/end-others/",
             views.EndOtherSessionsView.as_view(),
             name="sessions-end-others",
+        path("tokens/", views.AccessTokensView.as_view(), name="tokens"),
+        path(
+            "tokens/<int:pk>/revoke/",
+            views.RevokeAccessTokenView.as_view(),
+            name="token-revoke",
         ),
         path(
             "trusted-browsers/<int:pk>/forget/",

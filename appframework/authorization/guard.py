@@ -14,12 +14,28 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from ..auth.sessions import current_user, current_user_sync
-from ..auth.tokens import current_api_user, current_api_user_sync
+from ..auth.tokens import (
+    current_api_token,
+    current_api_token_sync,
+    current_api_user,
+    current_api_user_sync,
+)
 from ..container import container
 from ..exceptions import ForbiddenException, UnauthorizedException
 from .gate import Gate
 
-__all__ = ["ability_denied", "authorize", "authorize_sync", "authorized", "bound_gate"]
+__all__ = [
+    "ability_denied",
+    "authorize",
+    "authorize_sync",
+    "authorized",
+    "bound_gate",
+    "has_scope",
+    "has_scope_sync",
+    "insufficient_scope",
+    "require_scope",
+    "require_scope_sync",
+]
 
 V = TypeVar("V", bound=Callable[..., Any])
 
@@ -38,6 +54,39 @@ def ability_denied(ability: str) -> ForbiddenException:
     )
 
 
+def insufficient_scope(scope: str) -> ForbiddenException:
+    """The 403 of a bearer token not limited to ``scope`` (``code: insufficient_scope``,
+    RFC 6750's name)."""
+    return ForbiddenException(
+        format_lazy(_("This token may not be used for this ({scope})."), scope=scope),
+        code="insufficient_scope",
+    )
+
+
+def has_scope_sync(request: HttpRequest, scope: str) -> bool:
+    """Whether the request's credential may be used for ``scope``: a session may do
+    anything its user may; a bearer token only within its scopes (a signed token, or a
+    personal access token made without scopes, is not limited)."""
+    token = current_api_token_sync(request)
+    return token is None or token.has_scope(scope)
+
+
+async def has_scope(request: HttpRequest, scope: str) -> bool:
+    token = await current_api_token(request)
+    return token is None or token.has_scope(scope)
+
+
+def require_scope_sync(request: HttpRequest, scope: str) -> None:
+    """``insufficient_scope`` (403) unless :func:`has_scope_sync`."""
+    if not has_scope_sync(request, scope):
+        raise insufficient_scope(scope)
+
+
+async def require_scope(request: HttpRequest, scope: str) -> None:
+    if not await has_scope(request, scope):
+        raise insufficient_scope(scope)
+
+
 async def _require_user(request: HttpRequest) -> Any:
     """The session user, else the bearer user; 401 when there is neither."""
     user = await current_user(request) or await current_api_user(request)
@@ -53,20 +102,28 @@ def _require_user_sync(request: HttpRequest) -> Any:
     return user
 
 
-async def authorize(request: HttpRequest, ability: str, *args: Any) -> Any:
+async def authorize(
+    request: HttpRequest, ability: str, *args: Any, scope: str | None = None
+) -> Any:
     """The user (session, else bearer) if the Gate allows ``ability``.
 
     Anonymous → ``UnauthorizedException`` (401); denied → ``ForbiddenException`` (403).
     Asks the Gate directly: superusers get no bypass unless a before-hook grants one.
+    With ``scope``, a bearer token limited to other scopes is refused first (403
+    ``insufficient_scope``), whatever the Gate would say.
     """
     user = await _require_user(request)
+    if scope is not None:
+        await require_scope(request, scope)
     if not await bound_gate().allows(user, ability, *args):
         raise ability_denied(ability)
     return user
 
 
-def authorize_sync(request: HttpRequest, ability: str, *args: Any) -> Any:
+def authorize_sync(request: HttpRequest, ability: str, *args: Any, scope: str | None = None) -> Any:
     user = _require_user_sync(request)
+    if scope is not None:
+        require_scope_sync(request, scope)
     if not bound_gate().allows_sync(user, ability, *args):
         raise ability_denied(ability)
     return user
@@ -95,6 +152,7 @@ def authorized(
     field: str = "pk",
     as_kwarg: str | None = None,
     pass_object: bool = True,
+    scope: str | None = None,
 ) -> Callable[[V], V]:
     """Guard a sync or async view with ``authorize(request, ability, obj)``.
 
@@ -108,6 +166,9 @@ def authorized(
     ``pass_object=False`` leaves the view's arguments as they came (the URL kwarg stays,
     no object is added): for frameworks that bind a view's parameters from its
     signature, such as django-ninja (``appframework.contrib.ninja.gate``).
+
+    ``scope``: a bearer token must be allowed that scope too (403
+    ``insufficient_scope``; a session is not limited), checked before the lookup.
     """
     resolve = _model_resolver(model, url_kwarg, field) if model is not None else None
     if resolve is not None and not pass_object:
@@ -127,13 +188,15 @@ def authorized(
                 # 401 before any lookup: anonymous clients learn nothing about which
                 # ids exist; then 404 (missing) before 403 (denied).
                 await _require_user(request)
+                if scope is not None:
+                    await require_scope(request, scope)
                 gate_args: tuple[Any, ...] = ()
                 if resolve is not None:
                     obj = await sync_to_async(resolve)(kwargs)
                     if pass_object:
                         kwargs[name] = obj
                     gate_args = (obj,)
-                await authorize(request, ability, *gate_args)
+                await authorize(request, ability, *gate_args, scope=scope)
                 return await view(request, *args, **kwargs)
 
             return async_wrapper  # type: ignore[return-value]
@@ -141,13 +204,15 @@ def authorized(
         @functools.wraps(view)
         def sync_wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
             _require_user_sync(request)
+            if scope is not None:
+                require_scope_sync(request, scope)
             gate_args: tuple[Any, ...] = ()
             if resolve is not None:
                 obj = resolve(kwargs)
                 if pass_object:
                     kwargs[name] = obj
                 gate_args = (obj,)
-            authorize_sync(request, ability, *gate_args)
+            authorize_sync(request, ability, *gate_args, scope=scope)
             return view(request, *args, **kwargs)
 
         return sync_wrapper  # type: ignore[return-value]

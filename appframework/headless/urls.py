@@ -14,7 +14,7 @@ from django.urls import include, path
 
 from .base import APP, BROWSER, client_view
 from .openapi import OpenAPIView
-from .views import account, auth, provider, sessions
+from .views import account, auth, provider, sessions, tokens
 
 __all__ = ["client_urlpatterns"]
 
@@ -49,6 +49,8 @@ ENDPOINTS: list[tuple[str, Any, str]] = [
     ("account/sessions", sessions.UserSessionsView, "sessions"),
     ("account/sessions/<int:pk>", sessions.UserSessionView, "user-session"),
     ("account/sessions/end-others", sessions.EndOtherSessionsView, "end-other-sessions"),
+    ("account/tokens", tokens.TokensView, "tokens"),
+    ("account/tokens/<int:pk>", tokens.TokenView, "token"),
 ]
 
 

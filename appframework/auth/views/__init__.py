@@ -36,12 +36,14 @@ from .password import (
 )
 from .sessions import EndOtherSessionsView, EndSessionView, SessionsView
 from .signup import ConfirmEmailView, ResendConfirmationView, SignupView, VerificationSentView
+from .tokens import AccessTokensView, RevokeAccessTokenView
 from .trusted import ForgetTrustedBrowserView
 
 __all__ = [
     "CHALLENGE_TEMPLATE",
     "LOGIN_TEMPLATE",
     "NEXT_SESSION_KEY",
+    "AccessTokensView",
     "AccountPage",
     "ChallengeForm",
     "ChallengeView",
@@ -63,6 +65,7 @@ __all__ = [
     "PasswordResetView",
     "ReauthenticateView",
     "ResendConfirmationView",
+    "RevokeAccessTokenView",
     "SessionsView",
     "SignedInMixin",
     "SignedInPage",

@@ -23,12 +23,13 @@ if TYPE_CHECKING:
     from .authentication import BearerTokenAuthentication, SessionAuthentication
     from .exceptions import exception_handler
     from .parsers import JSONParser
-    from .permissions import GatePermission
+    from .permissions import GatePermission, TokenHasScope
 
 _EXPORTS = {
     "BearerTokenAuthentication": ".authentication",
     "SessionAuthentication": ".authentication",
     "GatePermission": ".permissions",
+    "TokenHasScope": ".permissions",
     "exception_handler": ".exceptions",
     "JSONParser": ".parsers",
 }
@@ -38,6 +39,7 @@ __all__ = [
     "GatePermission",
     "JSONParser",
     "SessionAuthentication",
+    "TokenHasScope",
     "exception_handler",
 ]
 

@@ -1,4 +1,5 @@
-"""``GatePermission``: DRF's permission checks answered by the suite's Gate."""
+"""``GatePermission``: DRF's permission checks answered by the suite's Gate;
+``TokenHasScope``: a bearer token's scopes."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ from typing import Any, ClassVar
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
-from ...authorization.guard import ability_denied, bound_gate
+from ...auth.tokens import ApiToken
+from ...authorization.guard import ability_denied, bound_gate, insufficient_scope
 
-__all__ = ["GatePermission"]
+__all__ = ["GatePermission", "TokenHasScope"]
 
 
 class GatePermission(BasePermission):
@@ -109,3 +111,22 @@ class GatePermission(BasePermission):
         if not allowed:
             self.message = ability_denied(ability).detail
         return allowed
+
+
+class TokenHasScope(BasePermission):
+    """A request authenticated by a bearer token limited to scopes (a personal access
+    token made with some) needs every scope the view names in ``required_scopes``
+    (403 ``insufficient_scope``); a session, or a token not limited, passes. List it
+    beside ``GatePermission``: the Gate still decides what the user may do."""
+
+    code = "insufficient_scope"
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        token = request.auth
+        if not isinstance(token, ApiToken):
+            return True
+        for scope in getattr(view, "required_scopes", None) or ():
+            if not token.has_scope(scope):
+                self.message = insufficient_scope(scope).detail
+                return False
+        return True
