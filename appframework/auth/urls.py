@@ -63,6 +63,7 @@ def shared_urlpatterns() -> list[URLPattern]:
             "sessions/end-others/",
             views.EndOtherSessionsView.as_view(),
             name="sessions-end-others",
+        ),
         path("tokens/", views.AccessTokensView.as_view(), name="tokens"),
         path(
             "tokens/<int:pk>/revoke/",
