@@ -42,7 +42,13 @@ from django.utils.translation import gettext_lazy as _
 from ..conf import AUTO, app_settings, derived_setting
 from ..errors import answer_outage
 from ..exceptions import ForbiddenException
-from ..http import has_authorization, header_meta_key, set_request_user, wants_json
+from ..http import (
+    has_authorization,
+    header_meta_key,
+    is_app_request,
+    set_request_user,
+    wants_json,
+)
 from ..middleware_base import GetResponse, HybridMiddleware
 from .cookie import csrf_cookie_name, set_csrf_cookie
 from .origin import REASONS as ORIGIN_REASONS
@@ -219,8 +225,10 @@ class CsrfMiddleware(HybridMiddleware):
     # (login, logout, a stale or foreign cookie). Like Django, a client that has no
     # cookie gets none from a page that never asked for the token.
     def _after(self, request: HttpRequest, response: HttpResponse) -> None:
-        if has_authorization(request):
-            return  # API clients with their own credential need no CSRF cookie
+        if has_authorization(request) or is_app_request(request):
+            # API clients with their own credential (a bearer token, an app's session
+            # token) need no CSRF cookie, and an app keeps no cookies at all.
+            return
         incoming, binding_before, token_before = getattr(request, _STATE_ATTR)
         meta = request.META
         if incoming is None and not meta.get(NEEDS_UPDATE):
