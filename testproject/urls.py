@@ -98,6 +98,13 @@ account_urls = (
             account.EndOtherSessionsView.as_view(),
             name="sessions-end-others",
         ),
+        # Personal access tokens: named, scoped, expiring, shown once (docs/tokens.md).
+        path("account/tokens", account.AccessTokensView.as_view(), name="tokens"),
+        path(
+            "account/tokens/<int:pk>/revoke",
+            account.RevokeAccessTokenView.as_view(),
+            name="token-revoke",
+        ),
         path(
             "account/trusted/<int:pk>/forget",
             account.ForgetTrustedBrowserView.as_view(),
