@@ -60,6 +60,8 @@ PAGES = [
     pytest.param("/account/email/change", plain_account, id="email-change"),
     pytest.param("/account/password", plain_account, id="password-change"),
     pytest.param("/account/linked", plain_account, id="linked-accounts"),
+    pytest.param("/account/sessions", plain_account, id="sessions"),
+    pytest.param("/account/tokens", plain_account, id="personal-access-tokens"),
 ]
 
 
