@@ -2,6 +2,7 @@ import os
 
 from django.contrib import admin
 from django.urls import include, path
+from django.views.generic import TemplateView
 from rest_framework.routers import DefaultRouter
 
 from appframework.auth import views as account
@@ -128,6 +129,8 @@ urlpatterns = [
     path("tenant", views.tenant_view, name="tenant"),
     path("webhooks", views.webhooks_page, name="webhooks"),
     path("mailbox", mailbox.mailbox, name="mailbox"),
+    # A plain-JavaScript single-page app on the account API's browser client.
+    path("spa/", TemplateView.as_view(template_name="blog/spa.html"), name="spa"),
     path("webhooks/receiver", views.webhook_receiver, name="webhook-receiver"),
     # The event catalogue as JSON, at /webhooks/events.
     path("", include("appframework_webhooks.urls")),

@@ -91,7 +91,7 @@ def test_landing_page_lists_every_seeded_account_with_password_and_role(
 
 @pytest.mark.parametrize(
     "path",
-    ["/signup", "/login", "/account/mfa", "/account/passkeys", "/account/sessions", "/account/tokens", "/account/token", "/blog", "/tenant", "/graphql",
+    ["/signup", "/login", "/account/mfa", "/account/passkeys", "/account/sessions", "/account/tokens", "/spa/", "/account/token", "/blog", "/tenant", "/graphql",
      "/webhooks", "/admin/", "/no-such-page", "/api/drf/posts/", "/api/ninja/docs"],
 )
 def test_landing_page_links_each_part_of_the_tour(seeded: None, client: Client, path: str) -> None:

@@ -62,6 +62,7 @@ PAGES = [
     pytest.param("/account/linked", plain_account, id="linked-accounts"),
     pytest.param("/account/sessions", plain_account, id="sessions"),
     pytest.param("/account/tokens", plain_account, id="personal-access-tokens"),
+    pytest.param("/spa/", anonymous, id="single-page-app"),
 ]
 
 
