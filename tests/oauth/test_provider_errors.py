@@ -1052,7 +1052,10 @@ def two_issuers() -> list[OAuthProvider]:
             DEFAULT_CLIENT_SECRET,
             redirect_uri=OTHER_REDIRECT_URI,
             issuer=TWO_ISSUERS["other"],
-            timeout=2,
+            # A closed port is refused at once whatever the timeout; the issuer started
+            # mid-test answers its first discovery slowly on a busy machine (it was 2 s,
+            # and a loaded run missed it).
+            timeout=15,
         ),
     ]
 
