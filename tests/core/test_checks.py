@@ -12,6 +12,7 @@ from django.test import override_settings
 
 from appframework.auth.checks import check_backend, check_user_model
 from appframework.checks import check_middleware, check_secret_key, check_settings
+from tests.system_checks import run_checks
 
 OUR_IDS = {
     "appframework.E001",
@@ -48,7 +49,7 @@ def _ids(messages: list[checks.CheckMessage]) -> list[str]:
 
 
 def _all_ids() -> list[str]:
-    return _ids(checks.run_checks())
+    return _ids(run_checks())
 
 
 def _assert_hinted(messages: list[checks.CheckMessage]) -> None:

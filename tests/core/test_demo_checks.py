@@ -29,6 +29,7 @@ from appframework.checks import (
 from testproject.blog.checks import check_demo_secret_key_file, check_no_seeded_demo_user
 from testproject.blog.management.commands.seed_demo import DEMO_EMAIL, SEEDED_EMAILS
 from testproject.blog.models import User
+from tests.system_checks import run_checks
 
 # blog.E001 queries the database whenever deployment checks run (as `check --deploy` does).
 pytestmark = pytest.mark.django_db
@@ -50,7 +51,7 @@ def _ids(messages: list[checks.CheckMessage]) -> list[str]:
 
 
 def _deploy_ids() -> list[str]:
-    return _ids(checks.run_checks(include_deployment_checks=True))
+    return _ids(run_checks(include_deployment_checks=True))
 
 
 def _assert_documented(messages: list[checks.CheckMessage]) -> None:
@@ -93,7 +94,7 @@ def test_registered_as_deployment_checks_only(check: Any) -> None:
 
 def test_a_plain_check_run_reports_none_of_them() -> None:
     with override_settings(SECRET_KEY=OLD_DEMO_KEY, DEBUG=False, SESSION_COOKIE_SECURE=False):
-        ids = _ids(checks.run_checks())
+        ids = _ids(run_checks())
     assert not {"appframework.E007", "appframework.E008", "appframework.W005"} & set(ids)
 
 

@@ -27,6 +27,8 @@ from django.template import Context, Engine
 from django.test import RequestFactory, override_settings
 from django.utils.module_loading import import_string
 
+from tests.system_checks import run_checks
+
 _TEMPLATE_DIR = Path(django.__file__).parent / "conf" / "project_template" / "project_name"
 _HANDLER = re.compile(r"^handler(?P<status>\d{3})$")
 #: Settings a fragment may set beyond Django's own: the suite's, Celery's (read by
@@ -151,7 +153,7 @@ def _messages() -> set[tuple[str, str]]:
 
     return {
         (str(message.id), str(message.msg))
-        for message in checks.run_checks()
+        for message in run_checks()
         if message.level >= checks.WARNING and not message.is_silenced()
     }
 

@@ -50,6 +50,7 @@ from appframework.ratelimit import RateLimiter
 from appframework.security.tokens import session_cookie_name
 from testproject.blog.models import User
 from tests.conftest import demo_tenant
+from tests.system_checks import run_checks
 
 TOTP_ON = "/account/mfa/totp/on"
 TOTP_OFF = "/account/mfa/totp/off"
@@ -1060,10 +1061,9 @@ def test_check_e010_is_silent_for_a_model_admin_that_lists_only_other_fields(
 
 
 def test_check_e010_runs_with_the_system_checks(user_admin: Any) -> None:
-    from django.core import checks
 
     user_admin(list_display=["email", "mfa_secret"])
-    assert e010(checks.run_checks())
+    assert e010(run_checks())
 
 
 @isolate_apps("testproject.blog")

@@ -15,6 +15,7 @@ from appframework.oauth import generic_oidc
 from appframework.oauth.checks import check_sessions
 from appframework.oauth.checks import check_settings as check_oauth_settings
 from tests.oauth.conftest import app_settings_with, oauth_settings
+from tests.system_checks import run_checks
 
 OAUTH_IDS = {"appframework_oauth.E001", "appframework_oauth.E002", "appframework_oauth.W001"}
 STATE_CACHE_USE = "OAUTH['STATE_CACHE'] (spent sign-in states)"
@@ -46,7 +47,7 @@ def assert_documented(messages: list[checks.CheckMessage]) -> None:
 def test_the_demo_settings_pass_the_oauth_checks_clean() -> None:
     assert check_sessions() == []
     assert check_oauth_settings() == []
-    assert not OAUTH_IDS & set(ids(checks.run_checks()))
+    assert not OAUTH_IDS & set(ids(run_checks()))
 
 
 # -- E001 -----------------------------------------------------------------------------------------
@@ -54,7 +55,7 @@ def test_e001_without_session_middleware() -> None:
     middleware = [m for m in settings.MIDDLEWARE if not m.endswith(".SessionMiddleware")]
     with override_settings(MIDDLEWARE=middleware):
         messages = check_sessions()
-        assert "appframework_oauth.E001" in ids(checks.run_checks())
+        assert "appframework_oauth.E001" in ids(run_checks())
 
     assert ids(messages) == ["appframework_oauth.E001"]
     assert isinstance(messages[0], checks.Error)
@@ -132,7 +133,7 @@ def test_e002_reports_every_bad_value() -> None:
 def test_w001_mfa_on_and_no_challenge_url() -> None:
     with app_settings_with(MFA={"CHALLENGE_URL": None}):
         messages = check_oauth_settings()
-        assert "appframework_oauth.W001" in ids(checks.run_checks())
+        assert "appframework_oauth.W001" in ids(run_checks())
 
     assert ids(messages) == ["appframework_oauth.W001"]
     assert isinstance(messages[0], checks.Warning)
@@ -158,10 +159,10 @@ def test_w005_lists_the_oauth_state_cache_when_it_names_a_locmem_alias() -> None
 
         assert "Cache 'default'" in message.msg
         assert "LocMemCache" in message.msg
-        deploy = checks.run_checks(include_deployment_checks=True)
+        deploy = run_checks(include_deployment_checks=True)
         assert any(m.id == "appframework.W005" and STATE_CACHE_USE in m.msg for m in deploy)
         assert not any(
-            m.id == "appframework.W005" and STATE_CACHE_USE in m.msg for m in checks.run_checks()
+            m.id == "appframework.W005" and STATE_CACHE_USE in m.msg for m in run_checks()
         )
 
 

@@ -18,6 +18,7 @@ from django.test.utils import override_settings
 from appframework.saml import SamlProvider, is_saml_acs_request, saml_provider
 from appframework.saml import checks as saml_checks
 from testproject.local_idp.keys import KeyPair, make_keypair
+from tests.system_checks import run_checks
 
 from .conftest import ProviderFactory, SettingsInstaller, appframework_with
 
@@ -459,17 +460,17 @@ def test_plain_check_warns_about_the_replay_cache_not_only_deploy() -> None:
     assert settings.DEBUG is False
     saml = {**settings.APPFRAMEWORK["SAML"], "REPLAY_CACHE": "default"}
     with override_settings(APPFRAMEWORK=appframework_with(saml)):
-        plain = ids(django_checks.run_checks())
+        plain = ids(run_checks())
         assert "appframework_saml.W005" in plain
         with override_settings(DEBUG=True):
-            assert "appframework_saml.W005" not in ids(django_checks.run_checks())
+            assert "appframework_saml.W005" not in ids(run_checks())
 
 
 def test_plain_check_is_quiet_with_the_replay_cache_left_at_auto() -> None:
     """The same locmem ``default`` with ``REPLAY_CACHE`` unset (``AUTO``): the records
     are in the suite's database store, which every worker shares."""
     assert "REPLAY_CACHE" not in settings.APPFRAMEWORK["SAML"]
-    assert "appframework_saml.W005" not in ids(django_checks.run_checks())
+    assert "appframework_saml.W005" not in ids(run_checks())
 
 
 # -- registered ---------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from appframework_tenancy.checks import (
     check_resolver,
 )
 from appframework_tenancy.models import TenantManager, TenantModel, TenantModelMixin
+from tests.system_checks import run_checks
 
 AUTH_MIDDLEWARE = "django.contrib.auth.middleware.AuthenticationMiddleware"
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "checks.md"
@@ -70,12 +71,14 @@ def model_messages(registry: Any) -> list[checks.CheckMessage]:
 
 
 # -- the demo's settings -----------------------------------------------------------------
+# From Django 6.1 `manage.py check` asks each database whether it supports JSONField.
+@pytest.mark.django_db
 def test_the_demo_settings_pass_manage_py_check(demo_stack: None) -> None:
     call_command("check", stdout=StringIO())
 
 
 def test_the_demo_settings_produce_no_tenancy_message(demo_stack: None) -> None:
-    assert _ids(checks.run_checks()) == []
+    assert _ids(run_checks()) == []
 
 
 def test_the_lab_models_produce_no_tenancy_message() -> None:
@@ -509,10 +512,12 @@ def test_a_many_to_many_through_a_tenant_model_or_to_a_global_model_passes(
 
 
 # -- the base test settings --------------------------------------------------------------
+# From Django 6.1 `manage.py check` asks each database whether it supports JSONField.
+@pytest.mark.django_db
 def test_without_the_tenant_middleware_manage_py_check_fails_with_only_the_middleware_error() -> (
     None
 ):
     assert TENANT_MIDDLEWARE not in settings.MIDDLEWARE
-    assert _ids(checks.run_checks()) == ["appframework_tenancy.E002"]
+    assert _ids(run_checks()) == ["appframework_tenancy.E002"]
     with pytest.raises(SystemCheckError, match=re.escape("appframework_tenancy.E002")):
         call_command("check", stdout=StringIO(), stderr=StringIO())

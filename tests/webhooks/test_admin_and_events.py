@@ -51,6 +51,7 @@ from appframework_webhooks.checks import (
 from appframework_webhooks.manager import WebhookManager
 from testproject.blog.models import User
 from tests.conftest import login_client
+from tests.system_checks import run_checks
 
 from .conftest import webhook_settings
 from .receiver import Receiver
@@ -428,7 +429,7 @@ def test_check_settings_reports_every_problem_at_once() -> None:
 
 def test_check_settings_is_registered_with_django_checks() -> None:
     with webhook_settings(MAX_ATTEMPTS=0):
-        ids = {message.id for message in checks.run_checks()}
+        ids = {message.id for message in run_checks()}
     assert "appframework_webhooks.E001" in ids
 
 
@@ -475,10 +476,10 @@ def test_check_ssrf_guard_w002_when_blocking_is_off() -> None:
 
 def test_check_ssrf_guard_runs_only_as_a_deploy_check(db: Any) -> None:
     with webhook_settings(BLOCK_PRIVATE_NETWORK_TARGETS=False):
-        plain = {m.id for m in checks.run_checks(tags=[checks.Tags.security])}
+        plain = {m.id for m in run_checks(tags=[checks.Tags.security])}
         deploy = {
             m.id
-            for m in checks.run_checks(tags=[checks.Tags.security], include_deployment_checks=True)
+            for m in run_checks(tags=[checks.Tags.security], include_deployment_checks=True)
         }
     assert "appframework_webhooks.W002" not in plain
     assert "appframework_webhooks.W002" in deploy
