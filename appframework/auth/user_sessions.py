@@ -92,6 +92,18 @@ def _browser_session(request: HttpRequest) -> Any | None:
     return getattr(request, "session", None)
 
 
+# What a sign-in writes into an existing row of its nonce (its creation time stays).
+_RECORDED_FIELDS = (
+    "kind",
+    "user_id",
+    "session_key",
+    "client_ip",
+    "user_agent",
+    "expires_at",
+    "last_seen_at",
+)
+
+
 def record_session(request: HttpRequest, user: Any) -> None:
     """At sign-in (``user_logged_in``): the browser session's row. An app session has
     its row already. A re-login in the same session replaces the row of its old nonce."""
@@ -102,17 +114,22 @@ def record_session(request: HttpRequest, user: Any) -> None:
     previous = [n for n in session.get(PREVIOUS_NONCES_SESSION_KEY) or [] if isinstance(n, str)]
     if previous:
         UserSession.objects.filter(kind=UserSession.BROWSER, key__in=previous).delete()
-    UserSession.objects.update_or_create(
+    row = UserSession(
         key=nonce,
-        defaults={
-            "kind": UserSession.BROWSER,
-            "user_id": user.pk,
-            "session_key": _engine_key(session),
-            "client_ip": _address(request),
-            "user_agent": request.headers.get("User-Agent", "")[:_USER_AGENT_LENGTH],
-            "expires_at": _expires(session),
-            "last_seen_at": timezone.now(),
-        },
+        kind=UserSession.BROWSER,
+        user_id=user.pk,
+        session_key=_engine_key(session),
+        client_ip=_address(request),
+        user_agent=request.headers.get("User-Agent", "")[:_USER_AGENT_LENGTH],
+        expires_at=_expires(session),
+        last_seen_at=timezone.now(),
+    )
+    # One INSERT ... ON CONFLICT DO UPDATE: a sign-in pays no read first.
+    UserSession.objects.bulk_create(
+        [row],
+        update_conflicts=True,
+        unique_fields=["key"],
+        update_fields=[*_RECORDED_FIELDS],
     )
     session[SEEN_SESSION_KEY] = int(time.time())
 

@@ -52,6 +52,7 @@ from webauthn.helpers.structs import (
 )
 
 from .. import bounded_json
+from ..auth.factors import forget_passkeys
 from ..conf import app_settings
 from ..exceptions import BadRequestException, ForbiddenException, ValidationException
 from ..one_use import OneUseStore, Refused
@@ -339,6 +340,7 @@ def register(request: HttpRequest, user: Any, data: Any, name: str = "") -> Any:
         raise ValidationException(
             _("This passkey is registered already."), code="passkey_exists"
         ) from None
+    forget_passkeys(user)
     transaction.on_commit(
         lambda: passkey_added.send(sender=Passkey, user=user, passkey=passkey, request=request),
         using=router.db_for_write(Passkey),

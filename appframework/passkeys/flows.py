@@ -13,6 +13,7 @@ from django.db import router, transaction
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
+from ..auth.factors import forget_passkeys
 from ..conf import app_settings
 from ..exceptions import (
     ForbiddenException,
@@ -128,6 +129,7 @@ def remove_passkey(request: HttpRequest, user: Any, passkey_id: Any, proof: Any 
                 )
             authenticate(request, proof, CONFIRM, user)
         passkey.delete()
+    forget_passkeys(user)
     from .. import events
 
     transaction.on_commit(

@@ -188,6 +188,58 @@ def test_incr_of_a_missing_key_is_a_value_error_and_of_text_a_type_error(
         store.incr("text")
 
 
+def test_incr_or_add_starts_a_counter_then_adds_to_it_keeping_its_expiry(
+    store: DatabaseStore, clock: Clock
+) -> None:
+    assert store.incr_or_add("n", 1, 60) == 1
+    clock.now += 30
+    assert store.incr_or_add("n", 2, 60) == 3
+    # The expiry is the first call's: 30 s later the counter is gone.
+    clock.now += 31
+    assert store.get("n") is None
+
+
+def test_incr_or_add_starts_again_on_an_expired_counter(store: DatabaseStore, clock: Clock) -> None:
+    store.incr_or_add("n", 5, 10)
+    clock.now += 11
+    assert store.incr_or_add("n", 1, 10) == 1
+    clock.now += 9
+    assert store.get("n") == 1
+
+
+def test_incr_or_add_of_a_live_text_value_is_a_type_error_and_keeps_it(
+    store: DatabaseStore, clock: Clock
+) -> None:
+    store.set("text", "abc", 60)
+    with pytest.raises(TypeError):
+        store.incr_or_add("text", 1, 60)
+    assert store.get("text") == "abc"
+    clock.now += 61
+    assert store.incr_or_add("text", 1, 60) == 1  # expired text: a new counter
+
+
+def test_a_count_and_an_increment_are_one_statement_each(
+    store: DatabaseStore, django_assert_num_queries: Any
+) -> None:
+    with django_assert_num_queries(1):
+        store.incr_or_add("n", 1, 60)
+    with django_assert_num_queries(1):
+        assert store.incr("n") == 2
+    with django_assert_num_queries(1):
+        store.delete_many(["n", "other"])
+    assert store.get("n") is None
+
+
+def test_a_rate_limit_hit_on_the_store_is_one_statement(
+    django_assert_num_queries: Any,
+) -> None:
+    limiter = RateLimiter(algorithm="fixed", prefix="test:one")
+    assert isinstance(limiter.cache, DatabaseStore)
+    for expected in (1, 2):
+        with django_assert_num_queries(1):
+            assert limiter.hit("k", 10, 60).count == expected
+
+
 def test_delete_says_whether_it_removed_a_live_value(store: DatabaseStore) -> None:
     store.set("k", 1, 60)
     assert store.delete("k") is True
@@ -283,6 +335,13 @@ def test_concurrent_increments_each_see_their_own_count(store: DatabaseStore) ->
     counts = race(lambda: store.incr("n"))
     assert sorted(counts) == list(range(1, THREADS * PER_THREAD + 1))
     assert store.get("n") == THREADS * PER_THREAD
+
+
+@pytest.mark.postgresql
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_counts_of_one_new_key_each_see_their_own(store: DatabaseStore) -> None:
+    counts = race(lambda: store.incr_or_add("n", 1, 60))
+    assert sorted(counts) == list(range(1, THREADS * PER_THREAD + 1))
 
 
 @pytest.mark.postgresql
