@@ -4,8 +4,10 @@ project's cache is per process.
 
 What the suite keeps there is small (True, counters, timestamps, short dicts) and must
 hold across processes: ``add`` is one INSERT, so of two racing callers one wins;
-``incr`` is one UPDATE of an integer column, read back in the same transaction, so each
-caller sees its own count. Values are JSON, never pickle: a row written by anyone with
+``incr`` is one UPDATE of an integer column that answers the new value (``RETURNING`` on
+SQLite and PostgreSQL; elsewhere read back in the same transaction), so each caller sees
+its own count; ``incr_or_add``, the rate limiter's hit, creates or counts in one
+statement. Values are JSON, never pickle: a row written by anyone with
 access to the table cannot run code in the process that reads it.
 
 Every operation goes to ``router.db_for_write``: a replica that lags would answer "not
