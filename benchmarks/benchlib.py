@@ -168,6 +168,27 @@ def median_ratio(a: Sequence[float], b: Sequence[float]) -> float:
     return statistics.median(x / y for x, y in zip(a, b, strict=True))
 
 
+def instructions(argv: Sequence[str]) -> int:
+    """Instructions valgrind's callgrind counts while ``python argv...`` runs: the same
+    number on a quiet or a busy machine."""
+    import re
+
+    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable]
+    done = subprocess.run([*cmd, *argv], capture_output=True, text=True, check=True)
+    match = re.search(r"Collected : (\d+)", done.stderr)
+    assert match, done.stderr[-2000:]
+    return int(match.group(1))
+
+
+def instructions_per_request(
+    argv_for: Callable[[int], Sequence[str]], high: int = 300, low: int = 100
+) -> float:
+    """Instructions per request of a child that serves ``n`` requests when run as
+    ``argv_for(n)``: the difference of a run of ``high`` and one of ``low``, divided by
+    ``high - low``, so that start-up and set-up cancel out."""
+    return (instructions(argv_for(high)) - instructions(argv_for(low))) / (high - low)
+
+
 # -- reporting ----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Ratio:

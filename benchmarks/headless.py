@@ -3,6 +3,7 @@
 Run from the repository root:
 
     .venv/bin/python benchmarks/headless.py [--rounds 9] [--batch-seconds 0.2] [--clock cpu|wall] [--quick | --smoke] [--json]
+    .venv/bin/python benchmarks/headless.py --instructions [--requests 50]
 
 One ``WSGIHandler`` over the demo (testproject: its settings, middleware and URLconf)
 on in-memory SQLite, driven in-process, each request a full WSGI round trip:
@@ -19,11 +20,14 @@ Password hashing would be most of a login on both sides and tell nothing about e
 path: the benchmark lowers PBKDF2's iterations to 1,000 for both (the stored hash is
 made with the same count, so no re-hash happens). Pages and API alternate in every
 round (ABBA); the ratio is the median of the per-round API/page ratios; CPU time by
-default. Target: API/page <= 1.05 in both.
+default. ``--instructions`` counts instructions per request under valgrind instead (a run
+of 3N requests minus a run of N, over 2N), which does not move with the machine's load.
+Target: API/page <= 1.05 in both.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import time
@@ -173,19 +177,69 @@ def check(handler: Any, scenario: str, requests: dict[str, tuple[dict[str, Any],
             assert EMAIL.encode() in content, (scenario, side, content[:300])
 
 
+SCENARIOS = {
+    "login": ("a) password login", login_requests),
+    "status": ("b) signed-in status", status_requests),
+}
+
+
+def _count_child(side: str, scenario: str, n: int) -> None:
+    """Run inside valgrind: set up, then serve ``n`` requests of one side."""
+    configure()
+    handler = prepare()
+    env, body = SCENARIOS[scenario][1](handler)[side]
+    run_batch(handler, env, 20, time.perf_counter, body)  # warm caches (imports, URLs...)
+    run_batch(handler, env, n, time.perf_counter, body)
+
+
+def instructions_report(args: Any) -> int:
+    """API/page in instructions per request (callgrind): the same ratio on a busy
+    machine. Takes a few minutes (every request runs under valgrind)."""
+    print(f"instructions per request (callgrind), api vs page; target ratio <= {TARGET}")
+    ratios: list[benchlib.Ratio] = []
+    for key, (label, _requests) in SCENARIOS.items():
+        per: dict[str, float] = {}
+        for side in ("page", "api"):
+            child = [__file__, "--_count", side, key]
+            per[side] = benchlib.instructions_per_request(
+                lambda n, c=child: [*c, str(n)], high=args.requests * 3, low=args.requests
+            )
+        ratio = per["api"] / per["page"]
+        ratios.append(benchlib.Ratio(f"api/page {label} (instr.)", ratio, "<=", TARGET))
+        print(
+            f"  {label:<24} page {per['page']:>10.0f}  api {per['api']:>10.0f}  ratio {ratio:.3f}",
+            flush=True,
+        )
+    return benchlib.finish(args, "headless", ratios)
+
+
 def main() -> int:
     parser = benchlib.Parser(__doc__.split("\n")[0])
     parser.add_scaled("--rounds", int, 9, 5, smoke=2)
     parser.add_scaled("--batch-seconds", float, 0.2, 0.1, smoke=0.02)
     parser.add_clock("cpu")
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count instructions per request under valgrind (callgrind): repeatable on a busy machine",
+    )
+    parser.add_argument(
+        "--requests", type=int, default=50, help="with --instructions: requests of the short run"
+    )
+    parser.add_argument(
+        "--_count", nargs=3, metavar=("SIDE", "SCENARIO", "N"), help=argparse.SUPPRESS
+    )
     args = parser.parse_args()
+    if args.instructions:
+        return instructions_report(args)
+    if args._count:
+        side, scenario, n = args._count
+        _count_child(side, scenario, int(n))
+        return 0
 
     configure()
     handler = prepare()
-    scenarios = {
-        "login": ("a) password login", login_requests(handler)),
-        "status": ("b) signed-in status", status_requests(handler)),
-    }
+    scenarios = {key: (label, make(handler)) for key, (label, make) in SCENARIOS.items()}
     print(
         f"{benchlib.platform()}; {args.rounds} rounds x N requests per side, {args.clock} clock; "
         f"PBKDF2 at {ITERATIONS} iterations on both sides"

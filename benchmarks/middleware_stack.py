@@ -360,20 +360,6 @@ def _count_child(stack: str, scenario: str, n: int) -> None:
     run_batch(handlers[stack], environ, n, time.perf_counter)
 
 
-def _instructions(stack: str, scenario: str, n: int) -> int:
-    import re
-    import subprocess
-
-    cmd = [
-        "valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-        sys.executable, __file__, "--_count", stack, scenario, str(n),
-    ]  # fmt: skip
-    done = subprocess.run(cmd, capture_output=True, text=True, check=True)
-    match = re.search(r"Collected : (\d+)", done.stderr)
-    assert match, done.stderr[-2000:]
-    return int(match.group(1))
-
-
 def instructions_report(args: argparse.Namespace) -> int:
     """Instructions per request = difference of two runs (N=300 and N=100) / 200, so
     set-up cost cancels out. Takes several minutes (everything runs under valgrind)."""
@@ -382,8 +368,8 @@ def instructions_report(args: argparse.Namespace) -> int:
     for scenario in SCENARIOS:
         per: dict[str, float] = {}
         for stack in ("suite", "django"):
-            high, low = _instructions(stack, scenario, 300), _instructions(stack, scenario, 100)
-            per[stack] = (high - low) / 200
+            child = [__file__, "--_count", stack, scenario]
+            per[stack] = benchlib.instructions_per_request(lambda n, c=child: [*c, str(n)])
         ratio = per["suite"] / per["django"]
         ratios.append(benchlib.Ratio(f"{RATIO_NAMES[scenario]} (instr.)", ratio, "<=", TARGET))
         print(
