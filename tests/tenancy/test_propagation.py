@@ -5,6 +5,7 @@ unless the callable is wrapped in ``tenant_bound``), asyncio and asgiref hops (k
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 from collections.abc import Callable, Iterator
@@ -33,6 +34,7 @@ from appframework_tenancy import (
 from appframework_tenancy.celery import HEADER, before_publish
 from appframework_tenancy.commands import TenantCommand
 from appframework_tenancy.context import _current, tenant_state
+from tests.system_checks import celery_worker_checks_skipped
 from tests.tenancy.conftest import A, B
 from tests.tenancy.lab.models import Post
 
@@ -254,7 +256,11 @@ def celery_worker() -> Iterator[Any]:
     # start_worker makes its app the current and default one; put the demo's back after.
     default_app, current_app = celery._state.default_app, celery._state._tls.current_app
     try:
-        with start_worker(lab_celery, pool="solo", perform_ping_check=False) as worker:
+        with contextlib.ExitStack() as stack:
+            with celery_worker_checks_skipped():
+                worker = stack.enter_context(
+                    start_worker(lab_celery, pool="solo", perform_ping_check=False)
+                )
             yield worker
             # The worker checks for a stop between two waits of up to 2 s each (the second
             # one after the check): one message ends each wait.

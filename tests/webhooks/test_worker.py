@@ -4,6 +4,7 @@ through Redis, not run inline as in eager mode."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Iterator
@@ -29,6 +30,7 @@ from appframework_webhooks import tasks as webhook_tasks
 from appframework_webhooks.manager import WebhookManager
 from tests.core.test_ratelimit import require_redis
 from tests.services import redis_url
+from tests.system_checks import celery_worker_checks_skipped
 
 from .conftest import webhook_settings
 
@@ -122,13 +124,17 @@ def worker() -> Iterator[Runs]:
     # then publishes to Redis); the project's app comes back afterwards.
     default_app, current_app = celery._state.default_app, celery._state._tls.current_app
     try:
-        with start_worker(
-            app,
-            pool="solo",
-            perform_ping_check=False,
-            shutdown_timeout=20,
-            queues=[QUEUE, ROUTED_QUEUE],
-        ):
+        with contextlib.ExitStack() as stack:
+            with celery_worker_checks_skipped():
+                stack.enter_context(
+                    start_worker(
+                        app,
+                        pool="solo",
+                        perform_ping_check=False,
+                        shutdown_timeout=20,
+                        queues=[QUEUE, ROUTED_QUEUE],
+                    )
+                )
             yield runs
     finally:
         signals.task_postrun.disconnect(dispatch_uid="webhooks-worker-runs")
