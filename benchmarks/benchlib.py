@@ -180,13 +180,18 @@ def instructions(argv: Sequence[str]) -> int:
     return int(match.group(1))
 
 
-def instructions_per_request(
-    argv_for: Callable[[int], Sequence[str]], high: int = 300, low: int = 100
-) -> float:
-    """Instructions per request of a child that serves ``n`` requests when run as
-    ``argv_for(n)``: the difference of a run of ``high`` and one of ``low``, divided by
-    ``high - low``, so that start-up and set-up cancel out."""
-    return (instructions(argv_for(high)) - instructions(argv_for(low))) / (high - low)
+def instructions_by_side(
+    script: str, scenario: str, sides: Sequence[str], *, high: int = 300, low: int = 100
+) -> dict[str, float]:
+    """Instructions per request of each side of ``scenario``, from a script that serves
+    ``n`` requests of one side when run as ``script --_count SIDE SCENARIO n``: a run of
+    ``high`` requests minus a run of ``low``, over ``high - low``, so that start-up and
+    set-up cancel out."""
+
+    def run(side: str, n: int) -> int:
+        return instructions([script, "--_count", side, scenario, str(n)])
+
+    return {side: (run(side, high) - run(side, low)) / (high - low) for side in sides}
 
 
 # -- reporting ----------------------------------------------------------------------------

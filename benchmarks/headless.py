@@ -198,12 +198,9 @@ def instructions_report(args: Any) -> int:
     print(f"instructions per request (callgrind), api vs page; target ratio <= {TARGET}")
     ratios: list[benchlib.Ratio] = []
     for key, (label, _requests) in SCENARIOS.items():
-        per: dict[str, float] = {}
-        for side in ("page", "api"):
-            child = [__file__, "--_count", side, key]
-            per[side] = benchlib.instructions_per_request(
-                lambda n, c=child: [*c, str(n)], high=args.requests * 3, low=args.requests
-            )
+        per = benchlib.instructions_by_side(
+            __file__, key, ("page", "api"), high=args.requests * 3, low=args.requests
+        )
         ratio = per["api"] / per["page"]
         ratios.append(benchlib.Ratio(f"api/page {label} (instr.)", ratio, "<=", TARGET))
         print(

@@ -366,10 +366,7 @@ def instructions_report(args: argparse.Namespace) -> int:
     print(f"instructions per request (callgrind), suite vs django; target ratio <= {TARGET}")
     ratios = []
     for scenario in SCENARIOS:
-        per: dict[str, float] = {}
-        for stack in ("suite", "django"):
-            child = [__file__, "--_count", stack, scenario]
-            per[stack] = benchlib.instructions_per_request(lambda n, c=child: [*c, str(n)])
+        per = benchlib.instructions_by_side(__file__, scenario, ("suite", "django"))
         ratio = per["suite"] / per["django"]
         ratios.append(benchlib.Ratio(f"{RATIO_NAMES[scenario]} (instr.)", ratio, "<=", TARGET))
         print(
