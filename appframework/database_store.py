@@ -29,6 +29,8 @@ from django.core.cache.backends.base import DEFAULT_TIMEOUT, BaseCache
 from django.db import IntegrityError, connections, router, transaction
 from django.db.models import F
 
+from .counters import add_then_incr
+
 __all__ = ["CULL_BATCH", "CULL_EVERY", "DatabaseStore"]
 
 #: Every this many writes a process deletes up to ``CULL_BATCH`` expired rows: the
@@ -49,6 +51,14 @@ def _record_model() -> Any:
     from .auth.models import SharedRecord
 
     return SharedRecord
+
+
+def _quoted_names(wrapper: Any) -> dict[str, str]:
+    """The table and its columns, quoted for ``wrapper``'s database, for raw statements:
+    ``t``, ``key``, ``value``, ``number``, ``expires``."""
+    quote = wrapper.ops.quote_name
+    columns = {name: quote(name) for name in ("key", "value", "number", "expires")}
+    return {"t": quote(_record_model()._meta.db_table), **columns}
 
 
 def _is_integer(value: Any) -> bool:
@@ -232,13 +242,7 @@ class DatabaseStore(BaseCache):
         expires = self._expires(timeout, now)
         returning = self._returning()
         if returning is None:
-            for _ in range(3):
-                self.add(key, 0, timeout, version)
-                try:
-                    return self.incr(key, delta, version)
-                except ValueError:
-                    continue  # expired between the two: create it again
-            raise ValueError(f"Key {key!r} not found")
+            return add_then_incr(self, key, delta, timeout, version)
         # Live: add to it, keep its expiry. Expired: start again at delta. A live row
         # holding JSON keeps it, and its NULL number answers NULL.
         number = returning(
@@ -263,14 +267,7 @@ class DatabaseStore(BaseCache):
             return None
         if not wrapper.features.can_return_columns_from_insert:
             return None
-        names = {
-            "t": _record_model()._meta.db_table,
-            "key": "key",
-            "value": "value",
-            "number": "number",
-            "expires": "expires",
-        }
-        quoted = {name: wrapper.ops.quote_name(column) for name, column in names.items()}
+        quoted = _quoted_names(wrapper)
 
         def run(sql: str, params: list[Any]) -> Any:
             with wrapper.cursor() as cursor:
@@ -304,13 +301,10 @@ class DatabaseStore(BaseCache):
             # The table has no relations or signals: one DELETE, without the transaction
             # Django's deletion collector opens around it.
             wrapper = connections[self._db()]
-            table = wrapper.ops.quote_name(_record_model()._meta.db_table)
             marks = ", ".join(["%s"] * len(names))
             with wrapper.cursor() as cursor:
-                cursor.execute(
-                    f"DELETE FROM {table} WHERE {wrapper.ops.quote_name('key')} IN ({marks})",
-                    names,
-                )
+                sql = f"DELETE FROM {{t}} WHERE {{key}} IN ({marks})"
+                cursor.execute(sql.format(**_quoted_names(wrapper)), names)
 
     def clear(self) -> None:
         self._objects().all().delete()

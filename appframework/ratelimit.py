@@ -34,6 +34,8 @@ from typing import Literal
 from asgiref.sync import sync_to_async
 from django.core.cache import BaseCache
 
+from .counters import count
+
 __all__ = ["BACKOFF_MEMORY", "RateLimitResult", "RateLimiter", "backoff_schedule"]
 
 Algorithm = Literal["fixed", "sliding", "anchored", "backoff"]
@@ -119,19 +121,7 @@ class RateLimiter:
         return f"{self.prefix}:{digest}:{window:g}:{bucket}"
 
     def _increment(self, cache: BaseCache, bucket_key: str, timeout: int) -> int:
-        # A store that counts in one call (the suite's DatabaseStore: one statement).
-        incr_or_add = getattr(cache, "incr_or_add", None)
-        if incr_or_add is not None:
-            return int(incr_or_add(bucket_key, 1, timeout))
-        # add() creates the counter with its expiry; incr() is atomic on every backend
-        # that shares state. If the counter expired in between, create it again.
-        for _ in range(3):
-            cache.add(bucket_key, 0, timeout)
-            try:
-                return int(cache.incr(bucket_key))
-            except ValueError:
-                continue
-        raise RuntimeError(f"Rate-limit counter {bucket_key!r} could not be incremented.")
+        return count(cache, bucket_key, 1, timeout)
 
     def _answer(
         self, current: int, previous: int, limit: int, window: float, now: float

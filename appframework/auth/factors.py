@@ -33,7 +33,7 @@ def has_passkeys(user: Any) -> bool:
 
 def forget_passkeys(user: Any) -> None:
     """Forget what :func:`has_passkeys` keeps on ``user``: a passkey was added or removed."""
-    if user is not None and getattr(user, _PASSKEYS_ATTR, None) is not None:
+    if user is not None:
         setattr(user, _PASSKEYS_ATTR, None)
 
 

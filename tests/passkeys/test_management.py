@@ -134,3 +134,24 @@ def test_adding_and_removing_ask_an_old_session_to_confirm_first(
     browser = alice.post(f"/account/passkeys/{passkey.pk}/remove", {}, HTTP_ACCEPT="text/html")
     assert browser["Location"].startswith("/account/confirm?next=")
     assert list(Passkey.objects.all()) == [passkey]
+
+
+def test_has_passkeys_asks_once_per_user_object_and_again_after_a_removal(
+    user: Any, authenticator: SoftAuthenticator, django_assert_num_queries: Any
+) -> None:
+    from django.test import RequestFactory
+
+    from appframework.auth.factors import forget_passkeys, has_passkeys
+    from appframework.passkeys.flows import remove_passkey
+
+    alice = login_client(Client(), user)
+    first = add_passkey(alice, authenticator)
+    add_passkey(alice, SoftAuthenticator(), "Phone")
+    with django_assert_num_queries(1):
+        assert has_passkeys(user) and has_passkeys(user)
+    remove_passkey(RequestFactory().post("/"), user, first.pk, None)
+    with django_assert_num_queries(1):
+        assert has_passkeys(user)  # asked again: the removal forgot the kept answer
+    Passkey.objects.filter(user=user).delete()
+    forget_passkeys(user)
+    assert has_passkeys(user) is False
