@@ -30,6 +30,7 @@ from django.db import IntegrityError, connections, router, transaction
 from django.db.models import F
 
 from .counters import add_then_incr
+from .raw_sql import quoted_names
 
 __all__ = ["CULL_BATCH", "CULL_EVERY", "DatabaseStore"]
 
@@ -56,9 +57,7 @@ def _record_model() -> Any:
 def _quoted_names(wrapper: Any) -> dict[str, str]:
     """The table and its columns, quoted for ``wrapper``'s database, for raw statements:
     ``t``, ``key``, ``value``, ``number``, ``expires``."""
-    quote = wrapper.ops.quote_name
-    columns = {name: quote(name) for name in ("key", "value", "number", "expires")}
-    return {"t": quote(_record_model()._meta.db_table), **columns}
+    return quoted_names(_record_model(), wrapper, ("key", "value", "number", "expires"))
 
 
 def _is_integer(value: Any) -> bool:

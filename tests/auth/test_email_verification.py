@@ -360,3 +360,27 @@ def test_resending_needs_a_session_and_the_csrf_token(
     assert response.status_code == 302
     assert response["Location"].startswith(LOGIN)
     assert mailoutbox == []
+
+
+@pytest.mark.parametrize(
+    ("rows", "expected"),
+    [
+        ((), True),
+        ((("Reader@Example.com", False),), False),
+        ((("reader@example.com", True),), True),
+        ((("other@example.com", True), ("reader@example.com", False)), False),
+    ],
+    ids=["no rows", "current unconfirmed", "current confirmed", "only another confirmed"],
+)
+def test_email_verified_reads_the_current_address_in_one_query(
+    rows: tuple[tuple[str, bool], ...],
+    expected: bool,
+    django_assert_num_queries: Callable[..., Any],
+) -> None:
+    user = User.objects.create_user("Reader@Example.com", "pw-123456789")
+    other = User.objects.create_user("stranger@example.com", "pw-123456789")
+    EmailAddress.objects.create(user=other, email="reader@example.com", verified=True)
+    for email, verified in rows:
+        EmailAddress.objects.create(user=user, email=email.lower(), verified=verified)
+    with django_assert_num_queries(1):
+        assert email_verified(user) is expected
