@@ -32,19 +32,21 @@ class JsonNestingError(BadRequestException):
 
 def nesting_exceeds(value: Any, max_depth: int = MAX_DEPTH) -> bool:
     """Whether ``value`` (parsed JSON) nests lists and dicts more than ``max_depth``
-    levels; walked with a stack of its own, so any depth is safe to ask about."""
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
+    levels; walked level by level, without recursion, so any depth is safe to ask about."""
+    # Only the containers of each level are kept: most values are scalars, and this runs
+    # on every body the suite reads.
+    level = [value] if isinstance(value, dict | list) else []
+    depth = 0
+    while level:
         if depth >= max_depth:
             return True
-        stack.extend((child, depth + 1) for child in children)
+        children: list[Any] = []
+        for item in level:
+            for child in item.values() if isinstance(item, dict) else item:
+                if isinstance(child, dict | list):
+                    children.append(child)
+        level = children
+        depth += 1
     return False
 
 

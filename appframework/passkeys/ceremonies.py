@@ -165,15 +165,15 @@ def _as_json(data: Any) -> dict[str, Any]:
     ``json_too_deep``) rather than by the library, which would recurse without one."""
     if isinstance(data, Mapping):
         data = dict(data)
+        if bounded_json.nesting_exceeds(data):
+            raise bounded_json.JsonNestingError()
     elif isinstance(data, str | bytes) and data:
         try:
-            data = bounded_json.loads(data)
+            data = bounded_json.loads(data)  # the nesting checked as it parses
         except ValueError:
             raise _malformed() from None
     if not isinstance(data, dict):
         raise _malformed()
-    if bounded_json.nesting_exceeds(data):
-        raise bounded_json.JsonNestingError()
     return data
 
 
