@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import json
 import secrets
@@ -179,7 +180,8 @@ def _as_json(data: Any) -> dict[str, Any]:
 
 def _client_data(raw: bytes) -> dict[str, Any]:
     try:
-        client_data = bounded_json.loads(raw)
+        # UTF-8, as WebAuthn defines clientDataJSON: no guessing of the encoding.
+        client_data = bounded_json.loads(raw.decode("utf-8"))
     except ValueError:
         raise _malformed() from None
     if not isinstance(client_data, dict) or not isinstance(client_data.get("challenge"), str):
@@ -194,11 +196,16 @@ def _check_client_data(client_data: dict[str, Any], rp: RelyingParty, kind: str)
         raise _refused("passkey_origin")
 
 
+@functools.lru_cache(maxsize=64)
+def _rp_id_hash(rp_id: str) -> bytes:
+    return hashlib.sha256(rp_id.encode("utf-8")).digest()
+
+
 def _check_authenticator_data(data: bytes, rp: RelyingParty, *, require_uv: bool) -> None:
     # authenticatorData starts with the SHA-256 of the RP id, then the flags byte.
     if len(data) < 37:
         raise _malformed()
-    if data[:32] != hashlib.sha256(rp.id.encode("utf-8")).digest():
+    if data[:32] != _rp_id_hash(rp.id):
         raise _refused("passkey_rp_id")
     if require_uv and not data[32] & 0x04:
         raise _refused("passkey_user_verification")

@@ -15,6 +15,7 @@ from django.test import Client, override_settings
 from appframework.auth import current_user_sync
 from appframework.conf import app_settings
 from appframework.events import passkey_added
+from appframework.exceptions import BadRequestException
 from appframework.passkeys import ceremonies
 from appframework.passkeys.models import Passkey
 from testproject.blog.models import User
@@ -47,9 +48,7 @@ def test_registration_stores_the_credential_without_secrets_in_the_page(
     # The handle is random, never the primary key or the address.
     assert opts["user"]["id"] not in (b64url(str(user.pk).encode()), b64url(b"alice@example.com"))
     credential = authenticator.create(opts)
-    response = client.post(
-        "/account/passkeys/add", {"credential": credential, "name": "Laptop"}
-    )
+    response = client.post("/account/passkeys/add", {"credential": credential, "name": "Laptop"})
     assert (response.status_code, response["Location"]) == (302, "/account/passkeys")
     passkey = Passkey.objects.get()
     assert (passkey.user, passkey.name, passkey.credential_id) == (user, "Laptop", authenticator.id)
@@ -380,19 +379,27 @@ def test_the_relying_party_comes_from_settings(user: Any, authenticator: SoftAut
         opts = options(client, "register")
         assert opts["rp"] == {"id": "example.com", "name": "Example"}
         refused = authenticator.create(opts)  # answered on http://testserver
-        response = client.post(
-            "/account/passkeys/add", {"credential": refused}, **JSON
-        )
+        response = client.post("/account/passkeys/add", {"credential": refused}, **JSON)
         assert code_of(response) == "passkey_origin"
         credential = authenticator.create(
             options(client, "register"), origin="https://www.example.com"
         )
-        assert (
-            client.post(
-                "/account/passkeys/add", {"credential": credential}
-            ).status_code
-            == 302
-        )
+        assert client.post("/account/passkeys/add", {"credential": credential}).status_code == 302
         signing = Client()
         answer = authenticator.get(options(signing, "login"), origin="https://www.example.com")
         assert signing.post("/login/passkey", {"credential": answer}).status_code == 302
+
+
+@pytest.mark.parametrize(
+    "client_data",
+    [b"\xff\xfe{\x00}\x00", b'{"challenge": "\xe9"}'],
+    ids=["utf-16", "latin-1"],
+)
+def test_client_data_that_is_not_utf8_is_malformed(
+    authenticator: SoftAuthenticator, client_data: bytes
+) -> None:
+    answer = json.loads(authenticator.get({"challenge": b64url(b"c" * 32), "rpId": "testserver"}))
+    answer["response"]["clientDataJSON"] = b64url(client_data)
+    with pytest.raises(BadRequestException) as raised:
+        ceremonies.read_assertion(json.dumps(answer))
+    assert raised.value.code == "passkey_malformed"

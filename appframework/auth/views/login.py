@@ -48,7 +48,6 @@ LOGIN_TEMPLATE = "appframework/login.html"
 CHALLENGE_TEMPLATE = "appframework/mfa_challenge.html"
 
 
-
 def passkey_urls() -> dict[str, str] | None:
     """The passkey endpoints the pages' script calls (``options``, ``login``), or None
     when ``appframework.passkeys`` is not installed or its URLs not mounted."""
