@@ -341,6 +341,9 @@ if os.environ.get("CELERY_VISIBILITY_TIMEOUT"):
     CELERY_BROKER_TRANSPORT_OPTIONS.update(
         visibility_timeout=int(os.environ["CELERY_VISIBILITY_TIMEOUT"]),
         unacked_restore_interval=1,
+        # The restore lock of a worker killed mid-scan expires in seconds, not the
+        # default 5 minutes (docs/caveats.md).
+        unacked_mutex_expire=5,
     )
     APPFRAMEWORK["WEBHOOKS"]["BACKOFF_CAP"] = float(os.environ.get("WEBHOOKS_BACKOFF_CAP", 600))
 

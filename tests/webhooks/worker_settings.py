@@ -34,6 +34,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": 10,
     "unacked_restore_interval": 1,
     "unacked_restore_throttle": 1,
+    # A worker SIGKILLed while it scans for lost jobs keeps Kombu's restore lock until
+    # this expires (300 s by default): no job of a killed worker would come back within
+    # the run. The scan itself takes milliseconds.
+    "unacked_mutex_expire": 5,
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
