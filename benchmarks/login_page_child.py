@@ -70,14 +70,22 @@ def configure(tree: Path) -> None:
     PBKDF2PasswordHasher.iterations = ITERATIONS
 
 
-def requests(handler: Any) -> dict[str, tuple[dict[str, Any], bytes]]:
-    """(environ, body) of a GET of the page, a right and a wrong password, each as a
-    fresh anonymous browser holding the page's CSRF cookie sends it."""
+def requests(
+    handler: Any,
+    *,
+    path: str = "/login",
+    login_field: str = "email",
+    csrf_cookie: str = "csrf_token",
+    **post_headers: Any,
+) -> dict[str, tuple[dict[str, Any], bytes]]:
+    """(environ, body) of a GET of the page at ``path``, a right and a wrong password,
+    each as a fresh anonymous browser holding the page's CSRF cookie sends it (also for
+    ``login_peers/allauth_child.py``: its field and cookie names differ)."""
     from django.test import RequestFactory
     from wsgi_driver import call
 
     def environ(method: str, cookies: dict[str, str], **extra: Any) -> dict[str, Any]:
-        env = RequestFactory()._base_environ(PATH_INFO="/login", REQUEST_METHOD=method)
+        env = RequestFactory()._base_environ(PATH_INFO=path, REQUEST_METHOD=method)
         env.update(HTTP_HOST="testserver", HTTP_ACCEPT="text/html", HTTP_USER_AGENT="bench")
         if cookies:
             env["HTTP_COOKIE"] = "; ".join(f"{k}={v}" for k, v in cookies.items())
@@ -96,32 +104,24 @@ def requests(handler: Any) -> dict[str, tuple[dict[str, Any], bytes]]:
     fields = dict(re.findall(r'name="(_token|csrfmiddlewaretoken)" value="([^"]+)"', page.decode()))
 
     def post(password: str) -> tuple[dict[str, Any], bytes]:
-        body = urlencode({"email": EMAIL, "password": password, **fields}).encode()
+        body = urlencode({login_field: EMAIL, "password": password, **fields}).encode()
         env = environ(
             "POST",
-            {"csrf_token": jar["csrf_token"]},
+            {csrf_cookie: jar[csrf_cookie]},
             CONTENT_TYPE="application/x-www-form-urlencoded",
             CONTENT_LENGTH=str(len(body)),
             HTTP_ORIGIN="http://testserver",
+            **post_headers,
         )
         return env, body
 
     return {"get": (get, b""), "good": post(PASSWORD), "wrong": post("not the password")}
 
 
-def main() -> int:
-    configure(Path(sys.argv[1]).resolve())
-    from django.contrib.auth import get_user_model
-    from django.core.cache import cache
-    from django.core.management import call_command
-    from django.core.wsgi import get_wsgi_application
+def serve(handler: Any, scenarios: dict[str, tuple[dict[str, Any], bytes]]) -> None:
+    """Say ``ready``, then answer ``check`` and ``<scenario> <n>`` lines until stdin ends."""
     from wsgi_driver import call, run_batch
 
-    cache.clear()
-    call_command("migrate", verbosity=0, interactive=False)
-    get_user_model()._default_manager.create_user(EMAIL, PASSWORD)
-    handler = get_wsgi_application()
-    scenarios = requests(handler)
     print("ready", flush=True)
     for line in sys.stdin:
         words = line.split()
@@ -131,6 +131,20 @@ def main() -> int:
             continue
         env, body = scenarios[words[0]]
         print(run_batch(handler, env, int(words[1]), time.process_time, body), flush=True)
+
+
+def main() -> int:
+    configure(Path(sys.argv[1]).resolve())
+    from django.contrib.auth import get_user_model
+    from django.core.cache import cache
+    from django.core.management import call_command
+    from django.core.wsgi import get_wsgi_application
+
+    cache.clear()
+    call_command("migrate", verbosity=0, interactive=False)
+    get_user_model()._default_manager.create_user(EMAIL, PASSWORD)
+    handler = get_wsgi_application()
+    serve(handler, requests(handler))
     return 0
 
 

@@ -14,20 +14,12 @@ cost what ours cost on Redis), PBKDF2 at 1,000 iterations, no email verification
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import sys
-import time
 import types
-from http.cookies import SimpleCookie
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlencode
 
 BENCHMARKS = Path(__file__).resolve().parent.parent
-EMAIL = "bench@example.com"
-PASSWORD = "benchmark password 1"
 ITERATIONS = 1000
 REDIS = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379"
 REDIS_DB = 13  # flushed at start; login_page_child.py has 12
@@ -120,45 +112,6 @@ def configure() -> None:
     PBKDF2PasswordHasher.iterations = ITERATIONS
 
 
-def requests(handler: Any) -> dict[str, tuple[dict[str, Any], bytes]]:
-    """(environ, body) of a GET of the page, a right and a wrong password, each as a
-    fresh anonymous browser holding the page's CSRF cookie sends it."""
-    from django.test import RequestFactory
-    from wsgi_driver import call
-
-    def environ(method: str, cookies: dict[str, str], **extra: Any) -> dict[str, Any]:
-        env = RequestFactory()._base_environ(PATH_INFO=PATH, REQUEST_METHOD=method)
-        env.update(HTTP_HOST="testserver", HTTP_ACCEPT="text/html", HTTP_USER_AGENT="bench")
-        if cookies:
-            env["HTTP_COOKIE"] = "; ".join(f"{k}={v}" for k, v in cookies.items())
-        env.update(extra)
-        return env
-
-    get = environ("GET", {})
-    _status, headers, page = call(handler, get)
-    jar = {
-        key: morsel.value
-        for name, value in headers
-        if name.lower() == "set-cookie"
-        for key, morsel in SimpleCookie(value).items()
-    }
-    fields = dict(re.findall(r'name="(csrfmiddlewaretoken)" value="([^"]+)"', page.decode()))
-
-    def post(password: str) -> tuple[dict[str, Any], bytes]:
-        body = urlencode({"login": EMAIL, "password": password, **fields}).encode()
-        env = environ(
-            "POST",
-            {"csrftoken": jar["csrftoken"]},
-            CONTENT_TYPE="application/x-www-form-urlencoded",
-            CONTENT_LENGTH=str(len(body)),
-            HTTP_ORIGIN="http://testserver",
-            HTTP_REFERER=f"http://testserver{PATH}",
-        )
-        return env, body
-
-    return {"get": (get, b""), "good": post(PASSWORD), "wrong": post("not the password")}
-
-
 def main() -> int:
     configure()
     from allauth.account.models import EmailAddress
@@ -166,23 +119,21 @@ def main() -> int:
     from django.core.cache import cache
     from django.core.management import call_command
     from django.core.wsgi import get_wsgi_application
-    from wsgi_driver import call, run_batch
+    from login_page_child import EMAIL, PASSWORD, requests, serve
 
     cache.clear()
     call_command("migrate", verbosity=0, interactive=False)
     user = get_user_model()._default_manager.create_user("bench", EMAIL, PASSWORD)
     EmailAddress.objects.create(user=user, email=EMAIL, verified=True, primary=True)
     handler = get_wsgi_application()
-    scenarios = requests(handler)
-    print("ready", flush=True)
-    for line in sys.stdin:
-        words = line.split()
-        if words == ["check"]:
-            statuses = {key: call(handler, env, body)[0] for key, (env, body) in scenarios.items()}
-            print(json.dumps(statuses), flush=True)
-            continue
-        env, body = scenarios[words[0]]
-        print(run_batch(handler, env, int(words[1]), time.process_time, body), flush=True)
+    scenarios = requests(
+        handler,
+        path=PATH,
+        login_field="login",
+        csrf_cookie="csrftoken",
+        HTTP_REFERER=f"http://testserver{PATH}",
+    )
+    serve(handler, scenarios)
     return 0
 
 
