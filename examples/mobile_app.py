@@ -7,7 +7,11 @@
 Run it against the demo (``scripts/demo`` serves http://127.0.0.1:8000)::
 
     python examples/mobile_app.py --base-url http://127.0.0.1:8000 \\
-        --email you@example.com --password '...' --totp-secret BASE32SECRET
+        --login you@example.com --password '...' --totp-secret BASE32SECRET
+
+``--login`` is whatever the site signs in with: the app asks ``config`` which field that
+is (``login_field``: ``email`` on the demo, ``username`` on a project that signs in by
+username) and sends it under that name.
 
 The app sends no cookies: its session travels in the ``X-Session-Token`` header (empty on
 the first request; each answer may carry a new one). Exit status 0 when every step
@@ -59,16 +63,17 @@ class App:
         return data
 
 
-def run(base_url: str, email: str, password: str, totp_secret: str) -> None:
+def run(base_url: str, login: str, password: str, totp_secret: str) -> None:
     app = App(base_url)
-    status = app.call("POST", f"{API}/auth/login", 200, {"email": email, "password": password})
+    field = str(app.call("GET", f"{API}/config", 200).get("login_field") or "email")
+    status = app.call("POST", f"{API}/auth/login", 200, {field: login, "password": password})
     if status.get("status") != "second_factor_required":
         raise Step(f"after the password, a second factor should be pending: {status}")
     code = pyotp.TOTP(totp_secret).now()
     status = app.call("POST", f"{API}/auth/second-factor", 200, {"code": code})
     if status.get("status") != "authenticated" or not app.token:
         raise Step(f"after the code, the app should be signed in with a token: {status}")
-    print(f"  signed in as {status['user']['email']}; session token {app.token[:8]}…")
+    print(f"  signed in as {login}; session token {app.token[:8]}…")
 
     posts = app.call("GET", "/api/drf/posts/", 200)
     print(f"  the DRF API answered the app session: {posts.get('count', '?')} post(s)")
@@ -83,14 +88,14 @@ def run(base_url: str, email: str, password: str, totp_secret: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--base-url", default=os.environ.get("BASE_URL", "http://127.0.0.1:8000"))
-    parser.add_argument("--email", required=True)
+    parser.add_argument("--login", "--email", dest="login", required=True)
     parser.add_argument("--password", required=True)
     parser.add_argument("--totp-secret", default=os.environ.get("TOTP_SECRET"), required=False)
     args = parser.parse_args(argv)
     if not args.totp_secret:
         parser.error("--totp-secret (or TOTP_SECRET) is required")
     try:
-        run(args.base_url, args.email, args.password, args.totp_secret)
+        run(args.base_url, args.login, args.password, args.totp_secret)
     except (Step, requests.RequestException) as exc:
         print(f"FAILED: {exc}", file=sys.stderr)
         return 1

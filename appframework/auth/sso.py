@@ -3,6 +3,7 @@ is known, so sign them in, or send them to the TOTP challenge first, then redire
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from django.conf import settings
@@ -15,13 +16,23 @@ from ..exceptions import ForbiddenException
 from ..http import safe_redirect_url
 
 __all__ = [
+    "APP_HANDOFF_SESSION_KEY",
+    "SSO_SIGN_IN_SESSION_KEY",
     "account_with_email",
+    "claim_existing_account",
     "create_sso_user",
     "finish_sso_login",
     "identity_subject",
     "link_identity",
     "linked_user",
 ]
+
+#: The last sign-in through an identity provider in this session: ``{"uid", "at"}``
+#: (the user and when the provider vouched for them). The app hand-off asks it.
+SSO_SIGN_IN_SESSION_KEY = "_appframework_sso_sign_in"
+#: An app's single sign-on started in this browser (appframework.headless.handoff): it
+#: outlives the sign-in it waits for, which may start this session afresh.
+APP_HANDOFF_SESSION_KEY = "_appframework_app_handoff"
 
 
 def finish_sso_login(
@@ -44,9 +55,17 @@ def finish_sso_login(
         raise ForbiddenException(_("This account is disabled."), code="account_disabled")
     fallback = resolve_url(default_url or settings.LOGIN_REDIRECT_URL)
     after = safe_redirect_url(request, next_url, fallback)
+    # Signing another user in (or starting their challenge) starts the session afresh.
+    handoff = request.session.pop(APP_HANDOFF_SESSION_KEY, None)
+    signed_in = True
     if not mfa:
         login(request, user)
-    elif not login_or_challenge(request, user):
+    else:
+        signed_in = login_or_challenge(request, user)
+    if handoff is not None:
+        request.session[APP_HANDOFF_SESSION_KEY] = handoff
+    request.session[SSO_SIGN_IN_SESSION_KEY] = {"uid": str(user.pk), "at": time.time()}
+    if not signed_in:
         # The code form continues to the same place once the challenge is passed.
         request.session[NEXT_SESSION_KEY] = after
         return HttpResponseRedirect(
@@ -127,3 +146,15 @@ def account_with_email(email: str) -> Any | None:
     model = get_user_model()
     lookup = {f"{model.get_email_field_name()}__iexact": email}
     return model._default_manager.filter(**lookup).first()
+
+
+def claim_existing_account(request: HttpRequest | None, user: Any, email: str) -> None:
+    """A provider trusted for it vouches for ``email``, the address of the existing
+    ``user``: the address counts as confirmed, and on an account nobody had confirmed,
+    whatever was set up before (password, sessions, tokens, second factors, identities)
+    ends — it may be a squatter's."""
+    from .address_proof import take_back_unconfirmed_account
+    from .verification import normalize_email, record_address
+
+    take_back_unconfirmed_account(request, user)
+    record_address(user, normalize_email(email), verified=True, primary=True)

@@ -22,19 +22,25 @@ APP_URI = "appframework-demo://signed-in"
 API = "/api/auth/app/v1"
 
 
-def _browser_sign_in(challenge: str, redirect_uri: str = APP_URI) -> Any:
-    """Steps 1 to 3 in a browser: start, the provider's login, back to the site; returns
-    the last answer (the redirect to the app)."""
-    browser = Client()
-    query = urlencode(
+STATE = "app-state-8f2c1e"
+
+
+def _start_query(challenge: str, redirect_uri: str = APP_URI, state: str = STATE) -> str:
+    return urlencode(
         {
             "kind": "oauth",
             "provider": "local",
             "code_challenge": challenge,
             "redirect_uri": redirect_uri,
+            "state": state,
         }
     )
-    start = browser.get(f"{API}/auth/provider/redirect?{query}")
+
+
+def _provider_sign_in(browser: Client, challenge: str, redirect_uri: str = APP_URI) -> Any:
+    """Steps 1 and 2: start, the provider's login, back to the site; returns the answer
+    of the continue page (step 3's GET)."""
+    start = browser.get(f"{API}/auth/provider/redirect?{_start_query(challenge, redirect_uri)}")
     assert start.status_code == 302, start.content
     to_provider = browser.get(start["Location"])
     assert to_provider.status_code == 302
@@ -43,7 +49,16 @@ def _browser_sign_in(challenge: str, redirect_uri: str = APP_URI) -> Any:
     )
     back = browser.get(callback.removeprefix(BASE))
     assert back.status_code == 302 and back["Location"] == f"{API}/auth/provider/complete"
-    done = browser.get(back["Location"])
+    page = browser.get(back["Location"])
+    assert page.status_code == 200 and b"Continue to the app" in page.content
+    return page
+
+
+def _browser_sign_in(challenge: str, redirect_uri: str = APP_URI) -> Any:
+    """Steps 1 to 3 in a browser; returns the last answer (the redirect to the app)."""
+    browser = Client()
+    _provider_sign_in(browser, challenge, redirect_uri)
+    done = browser.post(f"{API}/auth/provider/complete")
     # The browser's own session ended: only the app gets signed in.
     assert browser.get("/api/auth/browser/v1/session").json()["status"] == "anonymous"
     return done
@@ -73,6 +88,8 @@ def test_an_app_signs_in_through_the_local_openid_provider_with_pkce(
     assert done.status_code == 302
     target = urlsplit(done["Location"])
     assert f"{target.scheme}://{target.netloc}{target.path}" == APP_URI
+    # The app's own state comes back with the code: the app knows it asked for it.
+    assert parse_qs(target.query)["state"] == [STATE]
     code = parse_qs(target.query)["code"][0]
     app = Client(HTTP_X_SESSION_TOKEN="")
     answer = _exchange(app, code, verifier)
@@ -106,9 +123,7 @@ def test_a_code_without_its_verifier_or_used_twice_signs_nobody_in(
 def test_a_redirect_uri_that_is_not_an_apps_is_refused(pkce: tuple[str, str]) -> None:
     _verifier, challenge = pkce
     for uri in ("https://evil.example/steal", "appframework-demo://elsewhere", ""):
-        query = urlencode(
-            {"kind": "oauth", "provider": "local", "code_challenge": challenge, "redirect_uri": uri}
-        )
+        query = _start_query(challenge, uri)
         answer = Client().get(
             f"{API}/auth/provider/redirect?{query}", HTTP_ACCEPT="application/json"
         )
@@ -117,9 +132,7 @@ def test_a_redirect_uri_that_is_not_an_apps_is_refused(pkce: tuple[str, str]) ->
 
 @pytest.mark.django_db
 def test_a_challenge_that_is_not_s256_is_refused() -> None:
-    query = urlencode(
-        {"kind": "oauth", "provider": "local", "code_challenge": "short", "redirect_uri": APP_URI}
-    )
+    query = _start_query("short")
     answer = Client().get(f"{API}/auth/provider/redirect?{query}", HTTP_ACCEPT="application/json")
     assert (answer.status_code, answer.json()["code"]) == (400, "invalid_code_challenge")
 

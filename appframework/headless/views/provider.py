@@ -9,17 +9,19 @@ from urllib.parse import urlencode, urlsplit
 from django.apps import apps
 from django.contrib.auth.decorators import login_not_required
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_http_methods
 
 from ...auth.challenge import METHOD_ATTR
+from ...auth.reauth import AUTHENTICATED_AT_SESSION_KEY
 from ...auth.sessions import current_user_sync, login, logout
 from ...errors import response_for_error
-from ...exceptions import AppFrameworkError, BadRequestException, UnauthorizedException
+from ...exceptions import AppFrameworkError, BadRequestException
 from ..base import HeadlessView
-from ..handoff import finish_url, mint_code, redeem_code, remember
+from ..handoff import finish_url, mint_code, pending_handoff, redeem_code, remember
 
 __all__ = ["ProviderTokenView", "provider_complete_view", "provider_redirect_view"]
 
@@ -53,12 +55,19 @@ def _start_url(kind: Any, provider: Any) -> str:
 @require_GET
 @login_not_required
 def provider_redirect_view(request: HttpRequest) -> HttpResponse:
-    """Step 1 (in a browser): remember the app's challenge and redirect URI, then go
-    to the provider; it comes back to :func:`provider_complete_view`."""
+    """Step 1 (in a browser): remember the app's challenge, state and redirect URI, then
+    go to the provider; it comes back to :func:`provider_complete_view`. Whoever is
+    signed in on this browser stays so: only a provider sign-in completes the hand-off."""
     query = request.GET
     try:
         start = _start_url(query.get("kind", "oauth"), query.get("provider"))
-        remember(request, query.get("code_challenge"), query.get("redirect_uri"))
+        remember(
+            request,
+            query.get("code_challenge"),
+            query.get("redirect_uri"),
+            query.get("state"),
+            signed_in=current_user_sync(request) is not None,
+        )
     except AppFrameworkError as exc:
         return response_for_error(request, exc)
     complete = reverse("headless:provider-complete")
@@ -66,32 +75,40 @@ def provider_redirect_view(request: HttpRequest) -> HttpResponse:
 
 
 @never_cache
-@require_GET
+@require_http_methods(["GET", "POST"])
 @login_not_required
 def provider_complete_view(request: HttpRequest) -> HttpResponse:
-    """Step 3 (in the browser, signed in by the provider and, with one, the second
-    factor): hand the app a one-use code, and end this browser session."""
+    """Step 3 (in the browser, signed in by the provider in this hand-off and, with
+    one, the second factor). GET asks the person to continue: a navigation alone — a
+    cross-site one included — hands out nothing and signs nobody out. The POST from
+    that page (CSRF-checked) hands the app a one-use code and ends the browser session
+    the hand-off made."""
     user = current_user_sync(request)
     try:
-        if user is None:
-            raise UnauthorizedException(_("The sign-in did not finish."), code="not_authenticated")
-        code, redirect_uri = mint_code(request, user)
+        if request.method == "GET":
+            pending_handoff(request, user)
+            return render(request, "appframework/app_handoff.html", {"user": user})
+        code, redirect_uri, pending = mint_code(request, user)
     except AppFrameworkError as exc:
         return response_for_error(request, exc)
-    logout(request)
-    return AppRedirect(finish_url(redirect_uri, code))
+    if not pending.get("signed_in"):
+        logout(request)
+    return AppRedirect(finish_url(redirect_uri, code, str(pending["state"])))
 
 
 class ProviderTokenView(HeadlessView):
     """Step 4: POST ``code`` and ``code_verifier``: this session is signed in as the
-    user the provider vouched for. A wrong verifier, a spent or expired code: 400
-    ``invalid_grant`` (the code is spent either way)."""
+    user the provider vouched for, its proof of recent authentication dated from that
+    provider sign-in. A wrong verifier, a spent or expired code: 400 ``invalid_grant``
+    (the code is spent either way)."""
 
     http_method_names = ["post"]
 
     def post(self, request: HttpRequest) -> dict[str, Any]:
         data = self.body()
-        user = redeem_code(data.get("code"), data.get("code_verifier"))
+        user, vouched_at = redeem_code(data.get("code"), data.get("code_verifier"))
         setattr(request, METHOD_ATTR, "sso")
         login(request, user)
+        # The proof is the provider sign-in's, never younger than it.
+        request.session[AUTHENTICATED_AT_SESSION_KEY] = {"at": int(vouched_at), "method": "sso"}
         return self.status()
