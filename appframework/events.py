@@ -20,6 +20,7 @@ __all__ = [
     "UserRegistered",
     "access_token_created",
     "access_token_revoked",
+    "account_taken_back",
     "email_changed",
     "email_confirmed",
     "identity_linked",
@@ -86,3 +87,7 @@ identity_unlinked = Signal()
 access_token_created = Signal()
 #: ``token``: a personal access token was revoked (by its owner, or by a password reset).
 access_token_revoked = Signal()
+#: An unconfirmed account's address was proven by a way its password had no part in
+#: (a mailed sign-in code, a reset link, a verified provider): its password, sessions,
+#: tokens, second factors and linked identities made before were ended.
+account_taken_back = Signal()

@@ -20,7 +20,13 @@ from ..exceptions import NotFoundException, ValidationException
 from .factors import has_passkeys
 from .sso import identity_subject
 
-__all__ = ["KINDS", "LinkedAccount", "linked_accounts", "unlink_account"]
+__all__ = [
+    "KINDS",
+    "LinkedAccount",
+    "linked_accounts",
+    "remove_linked_accounts",
+    "unlink_account",
+]
 
 #: kind → (app, model) of the identity links the suite's apps keep.
 KINDS = {
@@ -100,3 +106,9 @@ def unlink_account(request: HttpRequest | None, user: Any, kind: str, pk: Any) -
                 subject=subject,
             )
         )
+
+
+def remove_linked_accounts(user: Any) -> int:
+    """Unlink every identity of ``user`` at once (its address was just taken back by its
+    owner: identities linked before may be a squatter's); how many there were."""
+    return sum(model.objects.filter(user=user).delete()[0] for model in _models().values())

@@ -60,5 +60,10 @@ def user_for_login_code(request: HttpRequest, code: str) -> Any:
         )
     address = user_email(user)
     if address:
+        # The code proves the address without the password: an unconfirmed account is
+        # its owner's now, and what anyone set up before ends.
+        from .address_proof import take_back_unconfirmed_account
+
+        take_back_unconfirmed_account(request, user)
         record_address(user, normalize_email(address), verified=True, primary=True)
     return user

@@ -101,9 +101,13 @@ def reset_password(request: HttpRequest, user: Any, password: str) -> None:
     (personal access tokens included: a reset is how an account is taken back), its
     trusted browsers are forgotten; the address the link reached counts as confirmed."""
     from .access_tokens import revoke_access_tokens
+    from .address_proof import take_back_unconfirmed_account
     from .models import TrustedBrowser
 
     with transaction.atomic():
+        # The link proved the address: on an unconfirmed account, the identities, second
+        # factors and sessions anyone set up before end with the old password.
+        take_back_unconfirmed_account(request, user)
         user.set_password(password)
         user.save()
         TrustedBrowser.objects.filter(user=user).delete()

@@ -16,7 +16,13 @@ from django.db import transaction
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
-from ..auth.sso import account_with_email, create_sso_user, link_identity, linked_user
+from ..auth.sso import (
+    account_with_email,
+    claim_existing_account,
+    create_sso_user,
+    link_identity,
+    linked_user,
+)
 from ..conf import app_settings
 from ..exceptions import ForbiddenException
 from .types import OAuthUser
@@ -57,6 +63,10 @@ def find_or_create_user(request: HttpRequest | None, oauth_user: OAuthUser) -> A
                 ),
                 code="oauth_email_unverified",
             )
+        if existing is not None:
+            # The provider verified the address: an unconfirmed account with it is its
+            # owner's now, whoever made it and whatever password they chose.
+            claim_existing_account(request, existing, oauth_user.email)
         user = existing or create_sso_user(
             request, oauth_user, verified=bool(oauth_user.email_verified)
         )

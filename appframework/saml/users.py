@@ -22,7 +22,13 @@ from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 from saml2.saml import NAMEID_FORMAT_TRANSIENT
 
-from ..auth.sso import account_with_email, create_sso_user, link_identity, linked_user
+from ..auth.sso import (
+    account_with_email,
+    claim_existing_account,
+    create_sso_user,
+    link_identity,
+    linked_user,
+)
 from ..exceptions import ForbiddenException
 from .types import SamlProvider, SamlUser
 
@@ -65,6 +71,9 @@ def find_or_create_user(
                 ),
                 code="saml_email_not_trusted",
             )
+        if existing is not None:
+            # Trusted for addresses: an unconfirmed account with this one is its owner's.
+            claim_existing_account(request, existing, saml_user.email)
         user = existing or create_sso_user(request, saml_user, verified=bool(provider.trust_email))
         if transient:
             return user
