@@ -24,7 +24,7 @@ from .adapter import get_adapter
 from .mail_codes import issue_code
 from .mail_limit import limit_mail
 from .passwords import burn_hash_time
-from .signin import SIGNUP_SESSION_KEY, confirming_signs_in
+from .signin import confirming_signs_in
 from .verification import (
     CONFIRM_CODE_SESSION_KEY,
     email_owner,
@@ -67,7 +67,8 @@ def sign_up(request: HttpRequest, data: Mapping[str, Any]) -> SignupResult:
         # session writes (so the same Set-Cookie): nothing in the answer differs.
         burn_hash_time(password or "")
         notify_owner(request, owner)
-        request.session[SIGNUP_SESSION_KEY] = ""
+        # A pending confirmation, as for a new account, that no confirmation can complete.
+        confirming_signs_in(request, None)
         if app_settings.AUTH.EMAIL_VERIFICATION_BY_CODE:
             ttl = int(app_settings.AUTH.EMAIL_CODE_TTL)
             issue_code(request, CONFIRM_CODE_SESSION_KEY, ttl, user="", email=email)
