@@ -72,6 +72,7 @@ class AdminCodeForm(forms.Form):
         label=_("Code"),
         max_length=64,
         widget=forms.TextInput(
-            attrs={"autofocus": True, "autocomplete": "one-time-code", "inputmode": "numeric"}
+            # No numeric keypad: a recovery code has letters.
+            attrs={"autofocus": True, "autocomplete": "one-time-code"}
         ),
     )

@@ -14,6 +14,7 @@ from typing import Any
 from django import forms
 from django.contrib.auth import get_user_model
 from django.contrib.auth.password_validation import validate_password
+from django.core.validators import MaxLengthValidator
 from django.http import HttpRequest
 from django.utils.module_loading import import_string
 from django.utils.text import capfirst
@@ -30,6 +31,7 @@ __all__ = [
     "NewPasswordForm",
     "ReauthenticateForm",
     "SignupForm",
+    "TOTPCodeForm",
     "form_class",
     "username_field",
 ]
@@ -88,13 +90,14 @@ def _login_name_field() -> forms.CharField:
     )
 
 
-def _code_field(label: Any = None) -> forms.CharField:
+def _code_field(label: Any = None, *, numeric: bool = False) -> forms.CharField:
+    # A phone's numeric keypad only where every valid code is digits (a TOTP code): a
+    # mailed code (7CRQHJ) or a recovery code has letters it could not type.
+    attrs = {"autocomplete": "one-time-code", "spellcheck": "false"}
+    if numeric:
+        attrs["inputmode"] = "numeric"
     return forms.CharField(
-        label=label or _("Code"),
-        max_length=CODE_MAX_LENGTH,
-        widget=forms.TextInput(
-            attrs={"autocomplete": "one-time-code", "inputmode": "numeric", "spellcheck": "false"}
-        ),
+        label=label or _("Code"), max_length=CODE_MAX_LENGTH, widget=forms.TextInput(attrs=attrs)
     )
 
 
@@ -155,6 +158,13 @@ class CodeForm(RequestForm):
     code = _code_field()
 
 
+class TOTPCodeForm(CodeForm):
+    """A code from the authenticator app only (turning TOTP on): digits, so phones show
+    the numeric keypad."""
+
+    code = _code_field(numeric=True)
+
+
 class ReauthenticateForm(RequestForm):
     """Proof of one factor of the signed-in user: ``password``, ``code`` (TOTP or a
     recovery code) or ``credential`` (a passkey's answer). The view checks it; the form
@@ -204,9 +214,42 @@ class SignupForm(RequestForm):
         super().__init__(*args, **kwargs)
         model = get_user_model()
         name, _label, kind = username_field()
+        self.username_name: str | None = None
         if kind != "email" and name != model.get_email_field_name():
             field = _login_name_field()
+            # The model column's length, not the login form's 254: a longer name would
+            # fail at INSERT (a 500), as Django's UserCreationForm never lets it.
+            max_length = getattr(model._meta.get_field(name), "max_length", None)
+            if max_length:
+                field.max_length = max_length
+                field.widget.attrs["maxlength"] = str(max_length)
+                field.validators = [
+                    v for v in field.validators if not isinstance(v, MaxLengthValidator)
+                ] + [MaxLengthValidator(max_length)]
             self.fields = {name: field, **self.fields}
+            self.username_name = name
+            setattr(self, f"clean_{name}", self._clean_username)
+
+    def _clean_username(self) -> Any:
+        """The model field's own checks (its validators: no spaces or slashes in
+        Django's usernames) and, as Django's UserCreationForm, no other account with the
+        name in any case. A username is public, so saying it is taken tells nothing."""
+        model = get_user_model()
+        name = str(self.username_name)
+        value = self.cleaned_data[name]
+        # Django's base user normalises (NFKC); the suite's plain-model users need not.
+        normalize = getattr(model, "normalize_username", None)
+        if normalize is not None:
+            value = normalize(value)
+        field: Any = model._meta.get_field(name)
+        try:
+            value = field.clean(value, None)
+        except forms.ValidationError as exc:
+            raise forms.ValidationError(exc.error_list) from None
+        if field.unique and model._default_manager.filter(**{f"{name}__iexact": value}).exists():
+            taken = model().unique_error_message(model, (name,))
+            raise forms.ValidationError(taken.message, code="username_taken", params=taken.params)
+        return value
 
     def clean_email(self) -> str:
         email = str(self.cleaned_data["email"]).strip()

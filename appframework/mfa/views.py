@@ -20,7 +20,7 @@ from django.views.decorators.debug import sensitive_post_parameters
 from django.views.generic import TemplateView
 
 from ..auth.factors import has_passkeys
-from ..auth.forms import CodeForm
+from ..auth.forms import CodeForm, TOTPCodeForm
 from ..auth.trusted_browsers import trusted_browsers
 from ..auth.views.base import ELEMENT_DEFAULTS, SignedInMixin, SignedInPage
 from ..exceptions import ValidationException
@@ -87,7 +87,7 @@ class ActivateTOTPView(SignedInPage):
     recovery codes are shown, once."""
 
     form_name = "totp_activate"
-    form_class = CodeForm
+    form_class = TOTPCodeForm
     template_name = "appframework/totp_activate.html"
     reauthenticate = True
 
