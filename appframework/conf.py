@@ -211,6 +211,12 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     },
     "SECURITY_HEADERS": {
         "CSP": None,
+        # The suite's own pages (account pages, the app hand-off page): no inline script
+        # or style. None turns it off; a CSP of the project's own (CSP, SECURE_CSP) wins.
+        "PAGE_CSP": (
+            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+            "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
+        ),
         "FRAME_OPTIONS": "DENY",
         "CONTENT_TYPE_OPTIONS": True,
         "REFERRER_POLICY": "strict-origin-when-cross-origin",
@@ -247,6 +253,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         # lists CIDRs let through anyway (an intranet, a test listener), never link-local.
         "BLOCK_PRIVATE_NETWORK_TARGETS": True,
         "ALLOWED_NETWORKS": [],
+        # True: ALLOWED_NETWORKS also lets tenants' endpoints through; by default they
+        # open the operator's (no tenant) only, never a customer's URL into your network.
+        "ALLOWED_NETWORKS_FOR_TENANTS": False,
         # Seconds: connecting, waiting between bytes of the answer, and the whole attempt.
         "CONNECT_TIMEOUT": 3.0,
         "READ_TIMEOUT": 10.0,

@@ -10,6 +10,7 @@ from appframework.lazy_exports import lazy_exports
 
 from .context import (
     ALL_TENANTS,
+    acting_tenant_id,
     all_tenants,
     as_tenant,
     current_tenant_id,
@@ -70,6 +71,7 @@ __all__ = [
     "TenantResolver",
     "TenantScope",
     "UnscopedTenantManager",
+    "acting_tenant_id",
     "all_tenants",
     "as_tenant",
     "current_tenant_id",

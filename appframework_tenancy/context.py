@@ -26,6 +26,7 @@ from django.db import DEFAULT_DB_ALIAS, transaction
 __all__ = [
     "ALL_TENANTS",
     "TENANT",
+    "acting_tenant_id",
     "all_tenants",
     "as_tenant",
     "current_tenant_id",
@@ -53,12 +54,23 @@ ALL_TENANTS: Final[Any] = _AllTenants()
 TENANT: Final = "tenant_id"
 
 _current: contextvars.ContextVar[Any] = contextvars.ContextVar("appframework_tenant", default=None)
+# True while the tenant is the resolver's ``public_tenant`` fallback (an anonymous request,
+# a user with no membership): the rows read are that tenant's, but nobody acts for it.
+_public: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "appframework_tenant_public", default=False
+)
 
 
 def current_tenant_id() -> Any:
     """The current tenant's id, or None when no tenant (or every tenant) is selected."""
     value = _current.get()
     return None if value is ALL_TENANTS else value
+
+
+def acting_tenant_id() -> Any:
+    """The tenant the code acts for: :func:`current_tenant_id`, but None under the
+    ``public_tenant`` a resolver fell back to, whose events must not reach that tenant."""
+    return None if _public.get() else current_tenant_id()
 
 
 def tenant_state() -> Any:
@@ -85,13 +97,17 @@ def all_tenants() -> Any:
 
 
 @contextmanager
-def entered_state(state: Any) -> Iterator[None]:
+def entered_state(state: Any, *, public: bool = False) -> Iterator[None]:
     """The raw ``state`` (a tenant id, None or :data:`ALL_TENANTS`) for the block: what
-    ``as_tenant`` and ``all_tenants`` enter, and the middleware enters for a request."""
+    ``as_tenant`` and ``all_tenants`` enter, and the middleware enters for a request.
+    ``public``: ``state`` is the resolver's ``public_tenant`` fallback
+    (:func:`acting_tenant_id` is None); any other entry clears it."""
     token = _current.set(state)
+    public_token = _public.set(public)
     try:
         yield
     finally:
+        _public.reset(public_token)
         _current.reset(token)
 
 
@@ -99,10 +115,11 @@ def tenant_bound(func: Callable[..., R]) -> Callable[..., R]:
     """``func`` running under the tenant state current *now*, wherever it is called:
     a ``threading.Thread`` target, ``executor.submit``, ``loop.run_in_executor``."""
     state = _current.get()
+    public = _public.get()
 
     @functools.wraps(func)
     def bound(*args: Any, **kwargs: Any) -> R:
-        with entered_state(state):
+        with entered_state(state, public=public):
             return func(*args, **kwargs)
 
     return bound

@@ -52,12 +52,32 @@ async def aresolve_tenant(request: HttpRequest) -> Any:
     return await sync_to_async(resolver)(request)
 
 
-def _bind_sync(chunks: Iterator[bytes], tenant: Any) -> Iterator[bytes]:
+def _resolved(request: HttpRequest) -> tuple[Any, bool]:
+    """``(tenant, public)``: ``public`` when a ``tenant_resolver(...)`` fell back to its
+    ``public_tenant``; a hand-written resolver reports no fallback."""
+    from .resolvers import TenantResolver
+
+    resolver = _resolver()
+    if isinstance(resolver, TenantResolver):
+        return resolver.resolve(request)
+    return resolve_tenant(request), False
+
+
+async def _aresolved(request: HttpRequest) -> tuple[Any, bool]:
+    from .resolvers import TenantResolver
+
+    resolver = _resolver()
+    if isinstance(resolver, TenantResolver):
+        return await sync_to_async(resolver.resolve)(request)
+    return await aresolve_tenant(request), False
+
+
+def _bind_sync(chunks: Iterator[bytes], tenant: Any, public: bool = False) -> Iterator[bytes]:
     # Entered around each next(), not around the whole generator: the server consumes
     # the body after the middleware has returned and its with-block has closed.
     chunks = iter(chunks)
     while True:
-        with entered_state(tenant):
+        with entered_state(tenant, public=public):
             try:
                 chunk = next(chunks)
             except StopIteration:
@@ -65,10 +85,12 @@ def _bind_sync(chunks: Iterator[bytes], tenant: Any) -> Iterator[bytes]:
         yield chunk
 
 
-async def _bind_async(chunks: AsyncIterator[bytes], tenant: Any) -> AsyncIterator[bytes]:
+async def _bind_async(
+    chunks: AsyncIterator[bytes], tenant: Any, public: bool = False
+) -> AsyncIterator[bytes]:
     chunks = aiter(chunks)
     while True:
-        with entered_state(tenant):
+        with entered_state(tenant, public=public):
             try:
                 chunk = await anext(chunks)
             except StopAsyncIteration:
@@ -76,7 +98,7 @@ async def _bind_async(chunks: AsyncIterator[bytes], tenant: Any) -> AsyncIterato
         yield chunk
 
 
-def _keep_tenant(response: HttpResponse, tenant: Any) -> HttpResponse:
+def _keep_tenant(response: HttpResponse, tenant: Any, public: bool = False) -> HttpResponse:
     if tenant is not None:
         # The page depends on the tenant, so on whatever the resolver read: a shared
         # cache must neither mix tenants up nor keep the page at all by default.
@@ -86,9 +108,9 @@ def _keep_tenant(response: HttpResponse, tenant: Any) -> HttpResponse:
     if isinstance(response, StreamingHttpResponse):
         content = response.streaming_content
         if response.is_async:
-            response.streaming_content = _bind_async(content, tenant)
+            response.streaming_content = _bind_async(content, tenant, public)
         else:
-            response.streaming_content = _bind_sync(content, tenant)
+            response.streaming_content = _bind_sync(content, tenant, public)
     return response
 
 
@@ -100,21 +122,21 @@ class TenantMiddleware(HybridMiddleware):
         if self.is_async:
             return self.__acall__(request)
         try:
-            tenant = resolve_tenant(request)
+            tenant, public = _resolved(request)
         except Exception as exc:
             # The resolver reads the user (sessions, tokens, their revocations).
             return answer_outage(request, exc)
         request.tenant_id = tenant  # type: ignore[attr-defined]
-        with entered_state(tenant):
+        with entered_state(tenant, public=public):
             response = self.get_response(request)
-        return _keep_tenant(response, tenant)  # type: ignore[arg-type]
+        return _keep_tenant(response, tenant, public)  # type: ignore[arg-type]
 
     async def __acall__(self, request: HttpRequest) -> Any:
         try:
-            tenant = await aresolve_tenant(request)
+            tenant, public = await _aresolved(request)
         except Exception as exc:
             return answer_outage(request, exc)
         request.tenant_id = tenant  # type: ignore[attr-defined]
-        with entered_state(tenant):
+        with entered_state(tenant, public=public):
             response = await self.get_response(request)  # type: ignore[misc]
-        return _keep_tenant(response, tenant)
+        return _keep_tenant(response, tenant, public)

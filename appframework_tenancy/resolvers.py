@@ -176,23 +176,31 @@ class TenantResolver:
 
     # -- resolving ----------------------------------------------------------------------------
     def __call__(self, request: HttpRequest) -> Any:
+        return self.resolve(request)[0]
+
+    def resolve(self, request: HttpRequest) -> tuple[Any, bool]:
+        """``(tenant id, fell back)``: ``fell back`` is True when the answer is
+        ``public_tenant`` for want of anything better (an anonymous request, a user with
+        no membership), so that nothing is done on that tenant's behalf."""
         user = request_user(request)
         if user is None:
-            return self.public_tenant
+            return self.public_tenant, True
         members = self.member_tenant_ids(user)
         if self.header:
             wanted = request.headers.get(self.header)
             if wanted is not None:
-                return require_member(wanted, members)
+                return require_member(wanted, members), False
         if self.session_key:
             chosen = self._session_choice(request, members)
             if chosen is not None:
-                return chosen
+                return chosen, False
         if self.subdomain:
             tenant = self.subdomain_tenant(request)
             if tenant is not None:
-                return require_member(tenant, members)
-        return members[0] if members else self.public_tenant
+                return require_member(tenant, members), False
+        if members:
+            return members[0], False
+        return self.public_tenant, True
 
     def _session_choice(self, request: HttpRequest, members: Sequence[Any]) -> Any | None:
         from appframework.http import has_authorization

@@ -16,7 +16,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 
 from appframework.exceptions import ValidationException
-from appframework.mfa.admin import HiddenFieldsAdminMixin
+from appframework.mfa.admin import HiddenFieldsAdminMixin, lookup_touches_secret
 
 from .catalogue import catalogue
 from .exceptions import UnsafeWebhookUrlError
@@ -172,6 +172,16 @@ class WebhookEndpointAdmin(HiddenFieldsAdminMixin, admin.ModelAdmin):
         self.message_user(request, "Disabled.", messages.SUCCESS)
 
 
+#: What a receiver answered: it may echo a customer's data, so only staff who may change
+#: endpoints (or superusers) read it; view permission on the log shows everything else.
+RESTRICTED_DELIVERY_FIELDS = ("response_body",)
+
+
+def _may_read_response_bodies(request: HttpRequest) -> bool:
+    user = request.user
+    return bool(user.is_superuser or user.has_perm("appframework_webhooks.change_webhookendpoint"))
+
+
 @admin.register(WebhookDelivery)
 class WebhookDeliveryAdmin(admin.ModelAdmin):
     list_display = (
@@ -194,6 +204,22 @@ class WebhookDeliveryAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        fields = super().get_fields(request, obj)
+        if _may_read_response_bodies(request):
+            return fields
+        return [name for name in fields if name not in RESTRICTED_DELIVERY_FIELDS]
+
+    def lookup_allowed(self, lookup: str, value: Any, request: Any = None) -> bool:
+        # Else a changelist filter (?response_body__startswith=) reads the body back.
+        if (
+            request is not None
+            and not _may_read_response_bodies(request)
+            and lookup_touches_secret(lookup, RESTRICTED_DELIVERY_FIELDS)
+        ):
+            return False
+        return bool(super().lookup_allowed(lookup, value, request))
 
     @admin.action(description="Send again (a new delivery of the same body)")
     def send_again(self, request: HttpRequest, queryset: QuerySet[WebhookDelivery]) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from appframework.conf import app_settings
 
@@ -105,10 +106,18 @@ def failed_attempt(error: str, duration_ms: int = 0) -> AttemptResult:
 
 
 def deliver_once(
-    url: str, event: str, body: bytes, secret: str | SigningKeys | None, delivery_id: str
+    url: str,
+    event: str,
+    body: bytes,
+    secret: str | SigningKeys | None,
+    delivery_id: str,
+    *,
+    tenant_id: Any = None,
 ) -> AttemptResult:
     """One attempt: sign, POST the exact bytes to the checked address, read a capped
-    piece of the answer within ``DEADLINE``. Never raises for what a receiver does."""
+    piece of the answer within ``DEADLINE``. Never raises for what a receiver does.
+    ``tenant_id``: the endpoint's (None: the operator's), which decides whether
+    ALLOWED_NETWORKS let it through."""
     conf = app_settings.WEBHOOKS
     started = time.monotonic()
 
@@ -137,6 +146,7 @@ def deliver_once(
             read_timeout=float(conf.READ_TIMEOUT),
             limit=int(conf.RESPONSE_BODY_LIMIT),
             deadline=started + float(conf.DEADLINE),
+            tenant_id=tenant_id,
         )
     except UnsafeWebhookUrlError as exc:
         return result(False, None, f"UnsafeWebhookUrlError: {exc}", retry=False)

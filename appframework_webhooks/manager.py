@@ -16,7 +16,7 @@ from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.http import HttpRequest
 
 from appframework.exceptions import ValidationException
-from appframework_tenancy.context import current_tenant_id
+from appframework_tenancy.context import acting_tenant_id
 
 from .catalogue import EVENT_NAME, catalogue
 from .sql import subscribed_endpoint_ids
@@ -68,12 +68,13 @@ class WebhookManager:
         """Queue one delivery per active endpoint subscribed to ``event_name`` (by name,
         prefix wildcard or ``*``) once the current transaction commits (at once outside a
         transaction; nothing if it rolls back). Under a tenant, that tenant's endpoints
-        and the operator's (no tenant); with none, the operator's only. One query;
-        returns the delivery ids (``webhook-id``)."""
+        and the operator's (no tenant); with none, the operator's only, and so under a
+        resolver's ``public_tenant`` fallback (an anonymous sign-up is no tenant's
+        event). One query; returns the delivery ids (``webhook-id``)."""
         body = serialize(event_name, data)
         catalogue.check_fired(event_name)
         alias = using or DEFAULT_DB_ALIAS
-        endpoint_ids = subscribed_endpoint_ids(connections[alias], event_name, current_tenant_id())
+        endpoint_ids = subscribed_endpoint_ids(connections[alias], event_name, acting_tenant_id())
         if not endpoint_ids:
             return []
         jobs = [(pk, uuid.uuid4().hex) for pk in endpoint_ids]

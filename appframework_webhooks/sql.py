@@ -35,6 +35,8 @@ class EndpointRow(NamedTuple):
     previous_secret: str | None
     #: Deliveries in a row that failed for good (a success sets it back to 0).
     failure_streak: int
+    #: The tenant owning the endpoint; None: the operator's.
+    tenant_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -170,6 +172,7 @@ def read_endpoints(
         "previous_secret_expires_at",
         "failure_streak",
         "active",
+        "tenant_id",
     )
     table, column = _quoted(connection, WebhookEndpoint, names)
     expires = _fields(WebhookEndpoint, ["previous_secret_expires_at"])[0]
@@ -178,12 +181,15 @@ def read_endpoints(
     sql = (
         f"SELECT {column['id']}, {column['url']}, {column['secret']}, "
         f"CASE WHEN {column['previous_secret_expires_at']} > %s "
-        f"THEN {column['previous_secret']} END, {column['failure_streak']} "
+        f"THEN {column['previous_secret']} END, {column['failure_streak']}, "
+        f"{column['tenant_id']} "
         f"FROM {table} WHERE {column['id']} IN ({marks}) AND {column['active']} = %s"
     )
     with _cursor(connection, prepared) as cursor:
         cursor.execute(sql, [now, *ids, True])
-        return {row[0]: EndpointRow(row[1], row[2], row[3], row[4]) for row in cursor.fetchall()}
+        return {
+            row[0]: EndpointRow(row[1], row[2], row[3], row[4], row[5]) for row in cursor.fetchall()
+        }
 
 
 def insert_log_rows(

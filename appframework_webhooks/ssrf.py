@@ -19,7 +19,7 @@ from appframework.conf import app_settings, derived_setting
 
 from .exceptions import UnsafeWebhookUrlError
 
-__all__ = ["check_host", "ensure_safe_webhook_url", "is_public_address"]
+__all__ = ["allowed_networks_for", "check_host", "ensure_safe_webhook_url", "is_public_address"]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -95,6 +95,16 @@ def _allowed_networks() -> list[Any]:
     ]
 
 
+def allowed_networks_for(tenant_id: Any) -> list[Any]:
+    """The ALLOWED_NETWORKS an endpoint of ``tenant_id`` may reach: all of them for the
+    operator's (no tenant), none for a tenant's unless ALLOWED_NETWORKS_FOR_TENANTS. A
+    customer types any URL: the networks opened for the operator's own receivers must
+    not become a way into them."""
+    if tenant_id is None or app_settings.WEBHOOKS.ALLOWED_NETWORKS_FOR_TENANTS:
+        return _allowed_networks()
+    return []
+
+
 _EMBEDDING_V4 = (
     (ipaddress.ip_network("64:ff9b::/96"), 0),  # NAT64: the last 32 bits
     (ipaddress.ip_network("64:ff9b:1::/48"), 0),  # local-use NAT64
@@ -152,14 +162,15 @@ def normalise_host(host: str) -> str:
         raise _unsafe("the host name is not valid") from exc
 
 
-def check_host(host: str, port: int) -> str:
+def check_host(host: str, port: int, *, tenant_id: Any = None) -> str:
     """Resolve ``host`` and return the address to connect to, after checking every
-    address it resolves to. Raises :class:`UnsafeWebhookUrlError`."""
+    address it resolves to, for an endpoint of ``tenant_id`` (None: the operator's; see
+    :func:`allowed_networks_for`). Raises :class:`UnsafeWebhookUrlError`."""
     name = normalise_host(host)
     if not name:
         raise _unsafe("no host")
     blocking = app_settings.WEBHOOKS.BLOCK_PRIVATE_NETWORK_TARGETS
-    allowed = _allowed_networks()
+    allowed = allowed_networks_for(tenant_id)
     if blocking and (name == "localhost" or name.endswith(".localhost")) and not allowed:
         raise _unsafe("the host is a local name")
     try:
@@ -198,11 +209,12 @@ def url_parts(url: Any) -> tuple[str, str, int]:
     return parts.scheme, host, port or (443 if parts.scheme == "https" else 80)
 
 
-def ensure_safe_webhook_url(url: Any) -> str:
+def ensure_safe_webhook_url(url: Any, *, tenant_id: Any = None) -> str:
     """Run the checks on demand (a form's ``clean``, before saving an endpoint): http or
     https, no credentials, and — with ``BLOCK_PRIVATE_NETWORK_TARGETS`` — every address
-    the host resolves to is public. Returns the address a delivery would connect to;
-    raises :class:`UnsafeWebhookUrlError`. Deliveries check again on every attempt,
+    the host resolves to is public or in the ALLOWED_NETWORKS open to an endpoint of
+    ``tenant_id`` (None: the operator's). Returns the address a delivery would connect
+    to; raises :class:`UnsafeWebhookUrlError`. Deliveries check again on every attempt,
     since DNS answers change."""
     _, host, port = url_parts(url)
-    return check_host(host, port)
+    return check_host(host, port, tenant_id=tenant_id)

@@ -119,9 +119,12 @@ def _attempt(
     secret: str | SigningKeys | None,
     delivery_id: str,
     attempt: int,
+    tenant_id: int | None = None,
 ) -> AttemptResult:
+    # Named only for a tenant's endpoint: the operator's is deliver_once's default.
+    owner = {} if tenant_id is None else {"tenant_id": tenant_id}
     try:
-        return deliver_once(url, event, body, secret, delivery_id)
+        return deliver_once(url, event, body, secret, delivery_id, **owner)
     except Exception as exc:
         # Whatever stopped the attempt (Celery's soft time limit on a receiver dripping
         # its answer, an unexpected error) it is logged and retried like a failed one:
@@ -203,7 +206,15 @@ def DeliverWebhookJob(self: Any, endpoint_id: int, event: str, body: str, delive
     url = endpoint.url
     attempt = self.request.retries + 1
     max_attempts = self.max_attempts
-    outcome = _attempt(url, event, body.encode("utf-8"), _secret(endpoint), delivery_id, attempt)
+    outcome = _attempt(
+        url,
+        event,
+        body.encode("utf-8"),
+        _secret(endpoint),
+        delivery_id,
+        attempt,
+        endpoint.tenant_id,
+    )
     final = _is_final(outcome, attempt, max_attempts)
     _write_log([_log_row(endpoint_id, event, body, delivery_id, attempt, outcome, final)], keep)
     _report(event, delivery_id, url, attempt, outcome, final)
@@ -275,20 +286,28 @@ def DeliverWebhookBatchJob(self: Any, event: str, body: str, jobs: list[tuple[in
     keep = _keeps_connection(self)
     endpoints = _read([int(pk) for pk, _ in jobs], keep)
     payload = body.encode("utf-8")
-    todo: list[tuple[int, str, str, str | SigningKeys | None]] = []
+    todo: list[tuple[int, str, str, str | SigningKeys | None, int | None]] = []
     for pk, delivery_id in jobs:
         found = endpoints.get(int(pk))
         if found is None:
             _skipped(event, delivery_id, int(pk))
         else:
-            todo.append((int(pk), delivery_id, found.url, _secret(found)))
+            todo.append((int(pk), delivery_id, found.url, _secret(found), found.tenant_id))
     pool = _sender_pool()
     # Each send runs in a copy of this task's context (its tenant, for one).
     futures = [
         pool.submit(
-            contextvars.copy_context().run, _attempt, url, event, payload, secret, delivery_id, 1
+            contextvars.copy_context().run,
+            _attempt,
+            url,
+            event,
+            payload,
+            secret,
+            delivery_id,
+            1,
+            tenant_id,
         )
-        for _, delivery_id, url, secret in todo
+        for _, delivery_id, url, secret, tenant_id in todo
     ]
     # Every attempt ends within its own limits; this bounds the wait should one not (its
     # thread then finishes on its own, and the delivery is retried like a timeout).
@@ -299,7 +318,7 @@ def DeliverWebhookBatchJob(self: Any, event: str, body: str, jobs: list[tuple[in
     recovered: list[int] = []
     failed_for_good: list[int] = []
     delivered = 0
-    for (pk, delivery_id, url, _), future in zip(todo, futures, strict=True):
+    for (pk, delivery_id, url, _, _), future in zip(todo, futures, strict=True):
         outcome = (
             future.result()
             if future.done()

@@ -15,6 +15,7 @@ import socket
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import certifi
 import urllib3
@@ -130,11 +131,13 @@ def post(
     read_timeout: float,
     limit: int,
     deadline: float,
+    tenant_id: Any = None,
 ) -> Answer:
-    """POST ``body`` to the address ``url``'s host resolves to once checked; never follow
-    a redirect. Raises :class:`SendError`, or ``UnsafeWebhookUrlError`` from the guard."""
+    """POST ``body`` to the address ``url``'s host resolves to once checked (as an
+    endpoint of ``tenant_id``: None, the operator's); never follow a redirect. Raises
+    :class:`SendError`, or ``UnsafeWebhookUrlError`` from the guard."""
     scheme, host, port = url_parts(url)  # refused before any lookup or connection
-    address = check_host(host, port)
+    address = check_host(host, port, tenant_id=tenant_id)
     name = normalise_host(host)
     pool_kwargs = {"server_hostname": name, "assert_hostname": name} if scheme == "https" else {}
     headers = {**headers, "Host": _host_header(name, port, scheme)}

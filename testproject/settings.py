@@ -11,7 +11,7 @@ API_TOKEN_EXPIRES_IN, SECURITY_HEADERS_*; docs/settings.md) are applied last by
 Safe by default: DEBUG is off unless ``DEBUG=1`` (``scripts/demo`` sets it), and no
 secret key is committed: without ``APP_SECRET_KEY`` a random key is kept in the ignored
 file ``.demo-secret-key`` next to ``manage.py``. ``manage.py check --deploy`` refuses that
-key (blog.E002), as it refuses the demo user (blog.E001).
+key (blog.E002), as it refuses the demo user (blog.E001) and the public mailbox (blog.E003).
 """
 
 from __future__ import annotations
@@ -271,6 +271,10 @@ TIME_ZONE = "UTC"
 # through SMTP). Tests run Django's in-memory backend instead.
 EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
 EMAIL_FILE_PATH = os.environ.get("DEMO_MAILBOX", str(BASE_DIR.parent / ".demo-mail"))
+# /mailbox shows every reset link and sign-in code to whoever asks: on only while DEBUG
+# is (scripts/demo), or with DEMO_MAILBOX_PAGE=1 (scripts/cluster); check --deploy refuses
+# it (blog.E003).
+DEMO_MAILBOX_PAGE = os.environ.get("DEMO_MAILBOX_PAGE", "1" if DEBUG else "0") == "1"
 DEFAULT_FROM_EMAIL = "appframework demo <demo@example.com>"
 
 APPFRAMEWORK: dict[str, dict[str, object]] = {
@@ -315,7 +319,11 @@ APPFRAMEWORK: dict[str, dict[str, object]] = {
     },
     # The demo delivers to its own receiver on 127.0.0.1; a deployment keeps loopback
     # blocked (the default) and lists only trusted internal networks here.
-    "WEBHOOKS": {"ALLOWED_NETWORKS": ["127.0.0.0/8", "::1/128"]},
+    # Its tenants' endpoints too: the tour points a customer's endpoint at that receiver.
+    "WEBHOOKS": {
+        "ALLOWED_NETWORKS": ["127.0.0.0/8", "::1/128"],
+        "ALLOWED_NETWORKS_FOR_TENANTS": True,
+    },
     "GRAPHQL": {
         "SCHEMA": "testproject.blog.schema.schema",
         # The recommended production breadth limits (docs/graphql.md): a document of

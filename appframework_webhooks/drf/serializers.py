@@ -8,6 +8,7 @@ from typing import Any
 from rest_framework import serializers
 
 from appframework.exceptions import ValidationException
+from appframework_tenancy.context import current_tenant_id
 
 from ..catalogue import catalogue
 from ..exceptions import UnsafeWebhookUrlError
@@ -65,7 +66,8 @@ class EndpointSerializer(serializers.ModelSerializer[WebhookEndpoint]):
 
     def validate_url(self, value: str) -> str:
         try:
-            ensure_safe_webhook_url(value)
+            # Every endpoint of this API is a tenant's: ALLOWED_NETWORKS do not open to it.
+            ensure_safe_webhook_url(value, tenant_id=current_tenant_id())
         except UnsafeWebhookUrlError as exc:
             raise _refused(exc) from exc
         return value
@@ -99,6 +101,14 @@ class DeliverySerializer(serializers.ModelSerializer[WebhookDelivery]):
     can name addresses of the sender's own network."""
 
     error_code = serializers.CharField(read_only=True)
+
+    def get_fields(self) -> dict[str, Any]:
+        fields = super().get_fields()
+        # The receiver's answer can be an internal service's page: only those who may
+        # manage the endpoint read it (context ``show_response``), never a plain member.
+        if not self.context.get("show_response"):
+            fields.pop("response_body", None)
+        return fields
 
     class Meta:
         model = WebhookDelivery

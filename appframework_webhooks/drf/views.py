@@ -10,6 +10,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from appframework.authorization.guard import bound_gate
 from appframework_tenancy.context import current_tenant_id
 from appframework_tenancy.exceptions import TenantRequired
 
@@ -120,7 +121,10 @@ class WebhookEndpointViewSet(viewsets.ModelViewSet[WebhookEndpoint]):
         rows = WebhookDelivery.objects.filter(endpoint=endpoint).order_by("-created_at", "-id")
         if request.query_params.get("failed") in ("true", "1"):
             rows = rows.filter(success=False)
+        context = {"show_response": bound_gate().allows_sync(request.user, MANAGE, endpoint)}
         page = self.paginate_queryset(rows)
         if page is not None:
-            return self.get_paginated_response(DeliverySerializer(page, many=True).data)
-        return Response(DeliverySerializer(rows[:100], many=True).data)
+            return self.get_paginated_response(
+                DeliverySerializer(page, many=True, context=context).data
+            )
+        return Response(DeliverySerializer(rows[:100], many=True, context=context).data)

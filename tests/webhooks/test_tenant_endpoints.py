@@ -10,6 +10,7 @@ private-address guard answering at creation."""
 from __future__ import annotations
 
 import datetime
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -26,6 +27,7 @@ from appframework_webhooks.manager import WebhookManager
 from testproject.blog.models import Tenant, User
 from tests.conftest import demo_tenant
 
+from .conftest import webhook_settings
 from .receiver import Receiver
 
 pytestmark = pytest.mark.django_db
@@ -37,6 +39,13 @@ PROBLEM = "application/problem+json"
 @pytest.fixture
 def receiver(module_receiver: Receiver) -> Receiver:
     return module_receiver
+
+
+@pytest.fixture
+def loopback_allowed(loopback_allowed: None) -> Iterator[None]:
+    """These tenants' receivers are the local test listener: let tenants through too."""
+    with webhook_settings(ALLOWED_NETWORKS_FOR_TENANTS=True):
+        yield
 
 
 # -- fire() and tenants --------------------------------------------------------------------------
