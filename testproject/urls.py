@@ -8,6 +8,7 @@ from rest_framework.routers import DefaultRouter
 from appframework.auth import views as account
 from appframework.mfa import views as mfa
 from appframework.passkeys import views as passkeys
+from appframework.security import page_csp
 from appframework_graphql.graphiql import asset_urlpatterns
 from appframework_webhooks.drf import WebhookEndpointViewSet
 from testproject.blog import mailbox, views
@@ -130,7 +131,7 @@ urlpatterns = [
     path("webhooks", views.webhooks_page, name="webhooks"),
     path("mailbox", mailbox.mailbox, name="mailbox"),
     # A plain-JavaScript single-page app on the account API's browser client.
-    path("spa/", TemplateView.as_view(template_name="blog/spa.html"), name="spa"),
+    path("spa/", page_csp(TemplateView.as_view(template_name="blog/spa.html")), name="spa"),
     path("webhooks/receiver", views.webhook_receiver, name="webhook-receiver"),
     # The event catalogue as JSON, at /webhooks/events.
     path("", include("appframework_webhooks.urls")),

@@ -23,6 +23,7 @@ from ...exceptions import (
     ValidationException,
 )
 from ...http import asks_for_json, safe_redirect_url, wants_json
+from ...security.page_csp import apply_page_csp
 from ..adapter import AccountAdapter, get_adapter
 from ..forms import form_class
 from ..reauth import ReauthenticationRequiredMixin, recently_authenticated
@@ -83,6 +84,9 @@ class AccountPage(FormView):
     # FormView would take PUT as a POST: a form page answers GET and POST only.
     http_method_names = ["get", "head", "post"]
     extra_context: ExtraContext = None  # type: ignore[assignment]
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        return apply_page_csp(super().dispatch(request, *args, **kwargs))
 
     @property
     def adapter(self) -> AccountAdapter:
@@ -179,7 +183,8 @@ class SignedInMixin:
             return redirect_to_login(request.get_full_path(), login_page_url())
         if self.reauthenticate and not recently_authenticated(request):
             return reauth_refusal(request)
-        return super().dispatch(request, *args, **kwargs)  # type: ignore[misc]
+        # The signed-in pages that are no AccountPage (passkeys, two-factor) get it here.
+        return apply_page_csp(super().dispatch(request, *args, **kwargs))  # type: ignore[misc]
 
 
 @method_decorator(never_cache, name="dispatch")
