@@ -313,6 +313,8 @@ class Cluster:
             CELERY_BROKER_URL=f"{self.redis_url}/0",
             APP_SECRET_KEY=secrets.token_urlsafe(48),
             DEBUG="0",
+            # The tests read confirmation links on /mailbox (off without DEBUG otherwise).
+            DEMO_MAILBOX_PAGE="1",
             CLIENT_IP_HEADER="X-Forwarded-For",
             DEMO_BASE_URL=f"http://127.0.0.1:{self.port}",
             PYTHONPATH=str(ROOT),

@@ -1,4 +1,4 @@
-"""The demo project's own deployment checks (``blog.E001``, ``blog.E002``; docs/checks.md).
+"""The demo project's own deployment checks (``blog.E001`` to ``blog.E003``; docs/checks.md).
 
 Registered when ``BlogConfig.ready()`` imports this module.
 """
@@ -77,5 +77,25 @@ def check_demo_secret_key_file(
             f"SECRET_KEY is the demo's local key (read from {settings.DEMO_SECRET_KEY_FILE}): "
             "it sits in a file on a developer machine, not in a secret store.",
             "Set APP_SECRET_KEY to a long random value kept out of the repository.",
+        )
+    ]
+
+
+@checks.register(checks.Tags.security, deploy=True)
+def check_mailbox_page_off(
+    *,
+    app_configs: Sequence[AppConfig] | None = None,
+    databases: Sequence[str] | None = None,
+    **kwargs: Any,
+) -> list[checks.CheckMessage]:
+    """blog.E003: /mailbox, which shows anyone every mail the site sent, is on."""
+    if not getattr(settings, "DEMO_MAILBOX_PAGE", False):
+        return []
+    return [
+        check_error(
+            "blog.E003",
+            "The demo's /mailbox is on (DEMO_MAILBOX_PAGE): anyone can read every "
+            "password reset link, confirmation link and sign-in code the site mails.",
+            "Turn DEBUG off and leave DEMO_MAILBOX_PAGE unset (or set it to 0).",
         )
     ]

@@ -1,6 +1,10 @@
 """/mailbox: the mails the demo "sent" (Django's file-based mail backend writes them to
 ``EMAIL_FILE_PATH``; under the tests, the in-memory outbox), newest first, so a visitor
-can open a confirmation link or read a sign-in code without a mail server."""
+can open a confirmation link or read a sign-in code without a mail server.
+
+Only while ``settings.DEMO_MAILBOX_PAGE`` is on (by default as long as ``DEBUG`` is): it
+shows anyone every reset link and code, so otherwise it is a 404 (and ``check --deploy``
+refuses it on, blog.E003)."""
 
 from __future__ import annotations
 
@@ -52,6 +56,8 @@ def _outbox() -> list[dict[str, Any]]:
 
 @require_GET
 def mailbox(request: HttpRequest) -> HttpResponse:
+    if not getattr(settings, "DEMO_MAILBOX_PAGE", False):
+        raise Http404("The demo's mailbox is off (DEMO_MAILBOX_PAGE).")
     backend = settings.EMAIL_BACKEND
     if backend == "django.core.mail.backends.filebased.EmailBackend":
         folder = Path(settings.EMAIL_FILE_PATH)
