@@ -27,9 +27,9 @@ from .factors import forget_passkeys
 from .linked_accounts import remove_linked_accounts
 from .trusted_browsers import forget_browsers
 from .user_sessions import forget_sessions
-from .verification import email_verified
+from .verification import email_verified, normalize_email, record_address
 
-__all__ = ["take_back_unconfirmed_account"]
+__all__ = ["claim_existing_account", "take_back_unconfirmed_account"]
 
 
 def take_back_unconfirmed_account(request: HttpRequest | None, user: Any) -> bool:
@@ -53,6 +53,14 @@ def take_back_unconfirmed_account(request: HttpRequest | None, user: Any) -> boo
         _remove_second_factors(user, request)
     events.account_taken_back.send(sender=user._meta.model, user=user, request=request)
     return True
+
+
+def claim_existing_account(request: HttpRequest | None, user: Any, email: str) -> None:
+    """A provider trusted for it vouches for ``email``, the address of the existing
+    ``user``: the address counts as confirmed, and on an account nobody had confirmed,
+    whatever was set up before ends (it may be a squatter's)."""
+    take_back_unconfirmed_account(request, user)
+    record_address(user, normalize_email(email), verified=True, primary=True)
 
 
 def _remove_second_factors(user: Any, request: HttpRequest | None) -> None:

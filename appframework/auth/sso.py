@@ -19,7 +19,6 @@ __all__ = [
     "APP_HANDOFF_SESSION_KEY",
     "SSO_SIGN_IN_SESSION_KEY",
     "account_with_email",
-    "claim_existing_account",
     "create_sso_user",
     "finish_sso_login",
     "identity_subject",
@@ -146,15 +145,3 @@ def account_with_email(email: str) -> Any | None:
     model = get_user_model()
     lookup = {f"{model.get_email_field_name()}__iexact": email}
     return model._default_manager.filter(**lookup).first()
-
-
-def claim_existing_account(request: HttpRequest | None, user: Any, email: str) -> None:
-    """A provider trusted for it vouches for ``email``, the address of the existing
-    ``user``: the address counts as confirmed, and on an account nobody had confirmed,
-    whatever was set up before (password, sessions, tokens, second factors, identities)
-    ends — it may be a squatter's."""
-    from .address_proof import take_back_unconfirmed_account
-    from .verification import normalize_email, record_address
-
-    take_back_unconfirmed_account(request, user)
-    record_address(user, normalize_email(email), verified=True, primary=True)

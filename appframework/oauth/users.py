@@ -16,13 +16,8 @@ from django.db import transaction
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
-from ..auth.sso import (
-    account_with_email,
-    claim_existing_account,
-    create_sso_user,
-    link_identity,
-    linked_user,
-)
+from ..auth.address_proof import claim_existing_account
+from ..auth.sso import account_with_email, create_sso_user, link_identity, linked_user
 from ..conf import app_settings
 from ..exceptions import ForbiddenException
 from .types import OAuthUser

@@ -22,13 +22,8 @@ from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 from saml2.saml import NAMEID_FORMAT_TRANSIENT
 
-from ..auth.sso import (
-    account_with_email,
-    claim_existing_account,
-    create_sso_user,
-    link_identity,
-    linked_user,
-)
+from ..auth.address_proof import claim_existing_account
+from ..auth.sso import account_with_email, create_sso_user, link_identity, linked_user
 from ..exceptions import ForbiddenException
 from .types import SamlProvider, SamlUser
 
