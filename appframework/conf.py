@@ -50,7 +50,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "API_TOKEN_EXPIRES_IN": 30 * 24 * 3600,
         # The scopes a personal access token may be limited to (docs/tokens.md); a token
         # made with none may do what a signed token of its user may.
-        "ACCESS_TOKEN_SCOPES": ["read", "write"],
+        "ACCESS_TOKEN_SCOPES": ["read", "write", "webhooks"],
         # 0 = the running Django's PBKDF2 default; a larger number raises it.
         "PASSWORD_ITERATIONS": 0,
         # Import string of the class bound as the token manager (subclass TokenManager).

@@ -72,10 +72,24 @@ class UnauthorizedException(AppFrameworkError, PermissionDenied):
 
 
 class ForbiddenException(AppFrameworkError, PermissionDenied):
+    """403. ``www_authenticate`` is sent as ``WWW-Authenticate`` (RFC 6750's
+    ``insufficient_scope`` challenge for a bearer token used beyond its scopes)."""
+
     status_code = 403
     title = _("Forbidden")
     default_detail = _("You are not allowed to do this.")
     default_code = "permission_denied"
+
+    def __init__(
+        self, detail: Any = None, *, code: str | None = None, www_authenticate: str | None = None
+    ) -> None:
+        super().__init__(detail, code=code)
+        self.www_authenticate = www_authenticate
+
+    def response_headers(self) -> dict[str, str]:
+        if self.www_authenticate:
+            return {"WWW-Authenticate": self.www_authenticate}
+        return {}
 
 
 class NotFoundException(AppFrameworkError, Http404):

@@ -14,8 +14,18 @@ from typing import Any
 from asgiref.sync import async_to_sync, sync_to_async
 from django.conf import settings
 from django.http import HttpRequest
-from graphql import ExecutionResult, GraphQLError, GraphQLSchema, execute
+from graphql import (
+    DocumentNode,
+    ExecutionResult,
+    GraphQLError,
+    GraphQLSchema,
+    OperationType,
+    execute,
+    get_operation_ast,
+)
 
+from appframework.auth.scopes import READ, WRITE, insufficient_scope
+from appframework.auth.tokens import ApiToken, current_api_token, current_api_token_sync
 from appframework.conf import app_settings, derived_setting
 from appframework.container import container
 from appframework.exceptions import AppFrameworkError
@@ -116,6 +126,24 @@ def _prepared(schema: GraphQLSchema, query: str, *, cached_only: bool = False) -
     return cache.get(schema, query, configured_limits())
 
 
+def _beyond_scope(
+    token: ApiToken | None, document: DocumentNode, operation_name: str | None
+) -> Prepared | None:
+    """The refusal of an operation the bearer token's scopes do not cover (``write``
+    for a mutation, ``read`` for a query or subscription); None when they do, or the
+    token is not limited."""
+    if token is None or token.scopes is None:
+        return None
+    operation = get_operation_ast(document, operation_name)
+    if operation is None:
+        return None  # no such operation: execute() says so in its own words
+    needed = WRITE if operation.operation == OperationType.MUTATION else READ
+    if token.has_scope(needed):
+        return None
+    error = insufficient_scope(needed)
+    return Prepared(None, (GraphQLError(str(error.detail), original_error=error),))
+
+
 def _start(
     request: HttpRequest | None,
     query: str,
@@ -124,6 +152,7 @@ def _start(
     schema: GraphQLSchema,
     context: Any,
     prepared: Prepared | None = None,
+    token: ApiToken | None = None,
 ) -> Any:
     """Prepared (errors before execution) or what ``execute`` returned (maybe awaitable)."""
     if prepared is None:
@@ -131,6 +160,9 @@ def _start(
         assert prepared is not None
     if prepared.document is None:
         return prepared
+    refused = _beyond_scope(token, prepared.document, operation_name)
+    if refused is not None:
+        return refused
     return execute(
         schema,
         prepared.document,
@@ -154,12 +186,16 @@ def execute_graphql(
     """Run ``query`` against ``schema`` (default: the configured one) and return the
     response dict. ``request`` may be None outside HTTP; ``info.context`` is
     ``{"request": request, "container": container}`` unless ``context`` is given.
+    A bearer token limited to scopes runs a mutation only with ``write`` and a query
+    only with ``read``: otherwise nothing runs and the one error has
+    ``extensions.code`` ``insufficient_scope`` (status 403).
     Async resolvers are awaited on a private event loop, so this works from any sync
     code; in async code use :func:`aexecute_graphql`.
     """
     try:
         schema = schema or get_schema()
-        result = _start(request, query, variables, operation_name, schema, context)
+        token = current_api_token_sync(request) if request is not None else None
+        result = _start(request, query, variables, operation_name, schema, context, None, token)
         if not isinstance(result, ExecutionResult | Prepared):
             result = async_to_sync(_await)(result)
         return _response(result)
@@ -183,7 +219,8 @@ async def aexecute_graphql(
         prepared = _prepared(schema, query, cached_only=True) or await sync_to_async(_prepared)(
             schema, query
         )
-        result = _start(request, query, variables, operation_name, schema, context, prepared)
+        token = await current_api_token(request) if request is not None else None
+        result = _start(request, query, variables, operation_name, schema, context, prepared, token)
         if not isinstance(result, ExecutionResult | Prepared):
             result = await result
         return _response(result)

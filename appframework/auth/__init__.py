@@ -10,7 +10,12 @@ if TYPE_CHECKING:
     from .decorators import api_auth_required, auth_required
     from .manager import AuthManager
     from .mixins import Authenticatable
-    from .passwords import MAX_PASSWORD_BYTES, hash_password, verify_password
+    from .passwords import (
+        MAX_PASSWORD_BYTES,
+        hash_password,
+        verify_installed_password,
+        verify_password,
+    )
     from .sessions import (
         alogin,
         alogout,
@@ -35,6 +40,7 @@ _EXPORTS = {
     "MAX_PASSWORD_BYTES": ".passwords",
     "hash_password": ".passwords",
     "verify_password": ".passwords",
+    "verify_installed_password": ".passwords",
     "login": ".sessions",
     "alogin": ".sessions",
     "logout": ".sessions",
@@ -72,6 +78,7 @@ __all__ = [
     "require_api_auth_sync",
     "require_auth",
     "require_auth_sync",
+    "verify_installed_password",
     "verify_password",
 ]
 

@@ -6,9 +6,10 @@ characters (``prefix``, to tell tokens apart in a list), an optional expiry and
 optional scopes from ``AUTH["ACCESS_TOKEN_SCOPES"]``. The bearer authentication of the
 suite accepts it wherever it accepts a signed token (``appframework.auth.tokens``).
 
-Unlike signed tokens, a personal access token survives signing out (everywhere too) and
-a password change: its owner made it on purpose and revokes it on the tokens page. A
-password reset revokes every one (docs/decisions.md).
+Unlike signed tokens, a personal access token survives signing out and a password
+change: its owner made it on purpose and revokes it on the tokens page. "Log out
+everywhere" and a password reset revoke every one (someone else may have had the
+account), and making one mails the owner (docs/decisions.md).
 """
 
 from __future__ import annotations
@@ -223,7 +224,8 @@ def revoke_access_token(
 
 
 def revoke_access_tokens(user: Any, *, request: HttpRequest | None = None) -> int:
-    """Revoke every token of the user (a password reset does); how many were live."""
+    """Revoke every token of the user (a password reset and "log out everywhere" do);
+    how many were live."""
     now = timezone.now()
     with transaction.atomic():
         tokens = list(access_tokens(user).select_for_update())

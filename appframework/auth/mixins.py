@@ -7,7 +7,12 @@ from typing import Any
 from django.utils.crypto import salted_hmac
 
 from ..conf import AUTO, app_settings, derived_setting
-from .passwords import hash_password, needs_rehash, verify_password
+from .passwords import (
+    hash_password,
+    needs_rehash,
+    password_is_usable,
+    verify_installed_password,
+)
 
 __all__ = [
     "UNUSABLE_PASSWORD",
@@ -21,6 +26,9 @@ __all__ = [
 UNUSABLE_PASSWORD = "!"
 
 _SESSION_HASH_SALT = "appframework.auth.session"
+# AbstractBaseUser.get_session_auth_hash's salt: a session Django signed in before the
+# suite was installed carries that hash.
+_DJANGO_SESSION_HASH_SALT = "django.contrib.auth.models.AbstractBaseUser.get_session_auth_hash"
 
 
 #: The suite's conventional password column; Django's is ``password``.
@@ -113,9 +121,14 @@ class Authenticatable:
             setattr(self, version, self.get_session_version() + 1)
 
     def check_password(self, raw_password: str) -> bool:
-        """Verify, and re-hash in place (saved) when the stored hash is weaker than now."""
+        """Verify, and re-hash in place (saved) when the stored hash is weaker than now.
+
+        Accepts the suite's PBKDF2 hashes and those of every hasher in Django's
+        ``PASSWORD_HASHERS`` (scrypt, argon2, bcrypt, PBKDF2-SHA1 ... written before the
+        suite was adopted); such a hash is replaced by the suite's on success, as
+        Django's ``check_password`` upgrades one."""
         encoded = self.get_password_hash()
-        if not verify_password(raw_password, encoded):
+        if not verify_installed_password(raw_password, encoded):
             return False
         if needs_rehash(encoded) and getattr(self, "pk", None) is not None:
             setattr(self, self.password_field_name(), hash_password(raw_password))
@@ -131,7 +144,9 @@ class Authenticatable:
         setattr(self, self.password_field_name(), UNUSABLE_PASSWORD)
 
     def has_usable_password(self) -> bool:
-        return self.get_password_hash().startswith("pbkdf2_")
+        """Whether a password can sign in: a hash of the suite's or of a hasher in
+        ``PASSWORD_HASHERS`` (Django's password reset mails only such users)."""
+        return password_is_usable(self.get_password_hash())
 
     # -- session binding -----------------------------------------------------------------
     def get_session_version(self) -> int:
@@ -153,10 +168,25 @@ class Authenticatable:
         return self._session_auth_hash()
 
     def get_session_auth_fallback_hash(self) -> Any:
+        """The hashes an older session may carry: the suite's under each of
+        ``SECRET_KEY_FALLBACKS``, and Django's own (``AbstractBaseUser``'s, over the
+        same password hash) under the current key and each fallback, so a session
+        signed in before the suite was adopted stays signed in; Django's ``get_user``
+        then stores the suite's hash in it. Django's stops counting once the user's
+        session version has moved ("log out everywhere" or a new password), and a new
+        password changes it anyway."""
         from django.conf import settings
 
-        for fallback in getattr(settings, "SECRET_KEY_FALLBACKS", ()):
+        fallbacks = list(getattr(settings, "SECRET_KEY_FALLBACKS", ()))
+        for fallback in fallbacks:
             yield self._session_auth_hash(secret=fallback)
+        if self.get_session_version() != 0:
+            return
+        encoded = self.get_password_hash()
+        for secret in [None, *fallbacks]:
+            yield salted_hmac(
+                _DJANGO_SESSION_HASH_SALT, encoded, secret=secret, algorithm="sha256"
+            ).hexdigest()
 
     def invalidate_sessions(self) -> None:
         """Log this user out everywhere: every earlier session cookie and API token stops

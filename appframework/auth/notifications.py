@@ -1,5 +1,5 @@
-"""Security notifications: a mail to the user when a factor or the password changes, or
-someone seems to be guessing the second factor (an email change always tells the old
+"""Security notifications: a mail to the user when a factor or the password changes, a
+personal access token is made, or someone seems to be guessing the second factor (an email change always tells the old
 address: :mod:`appframework.auth.verification`).
 
 The signals of :mod:`appframework.events` are sent either way; with
@@ -33,6 +33,7 @@ NOTIFIED = {
     events.second_factor_guessed: "second_factor_guessed",
     events.identity_linked: "identity_linked",
     events.identity_unlinked: "identity_unlinked",
+    events.access_token_created: "access_token_created",
 }
 
 

@@ -10,12 +10,19 @@ from __future__ import annotations
 
 import math
 
-from django.contrib.auth.hashers import PBKDF2PasswordHasher
+from django.contrib.auth.hashers import BasePasswordHasher, PBKDF2PasswordHasher, identify_hasher
 from django.utils.crypto import RANDOM_STRING_CHARS
 
 from ..conf import app_settings
 
-__all__ = ["MAX_PASSWORD_BYTES", "hash_password", "needs_rehash", "verify_password"]
+__all__ = [
+    "MAX_PASSWORD_BYTES",
+    "hash_password",
+    "needs_rehash",
+    "password_is_usable",
+    "verify_installed_password",
+    "verify_password",
+]
 
 #: Longest accepted password, in UTF-8 bytes. Long enough for any passphrase, short
 #: enough that a request cannot make the server hash megabytes.
@@ -116,6 +123,73 @@ def verify_password(password: str, encoded: str) -> bool:
         return correct
     except (ValueError, TypeError, UnicodeError, OverflowError):
         return False
+
+
+# What a stored hash of another hasher may ask for before it is refused unchecked, so
+# a corrupted or hostile row cannot pin a CPU or take gigabytes: each bound is far
+# above what Django's hashers write (scrypt N=2**14, argon2 100 MiB and 2 passes,
+# bcrypt 2**12 rounds, PBKDF2-SHA1 well under a million iterations).
+_COST_BOUNDS = {
+    "iterations": _MAX_ITERATIONS,
+    "work_factor": 2**20,  # scrypt's N; bcrypt's log2 rounds is checked below
+    "memory_cost": 2**20,  # argon2, KiB: 1 GiB
+    "time_cost": 64,  # argon2 passes
+    "parallelism": 64,
+    "block_size": 64,
+}
+_BCRYPT_MAX_ROUNDS = 16
+
+
+def _within_cost(hasher: BasePasswordHasher, encoded: str) -> bool:
+    try:
+        decoded = hasher.decode(encoded)
+    except (NotImplementedError, ValueError, TypeError, IndexError, KeyError):
+        # A hasher of the project's own that cannot decode: its verify() is trusted.
+        return True
+    bounds = dict(_COST_BOUNDS)
+    if str(hasher.algorithm).startswith("bcrypt"):
+        bounds["work_factor"] = _BCRYPT_MAX_ROUNDS
+    for name, bound in bounds.items():
+        value = decoded.get(name)
+        if value is not None and not (isinstance(value, int) and 0 < value <= bound):
+            return False
+    return True
+
+
+def _installed_hasher(encoded: object) -> BasePasswordHasher | None:
+    """The hasher of ``PASSWORD_HASHERS`` that wrote ``encoded`` (not the suite's
+    PBKDF2-SHA256, which :func:`verify_password` checks), if any."""
+    if not isinstance(encoded, str) or not encoded or encoded.startswith("!"):
+        return None
+    try:
+        hasher = identify_hasher(encoded)
+    except ValueError:  # no installed hasher has this algorithm
+        return None
+    return None if hasher.algorithm == _ALGORITHM else hasher
+
+
+def verify_installed_password(password: str, encoded: str) -> bool:
+    """:func:`verify_password`, and for a hash of another hasher listed in Django's
+    ``PASSWORD_HASHERS`` (scrypt, argon2, bcrypt, PBKDF2-SHA1, ...) that hasher's check,
+    so users whose hashes were written before the suite was adopted still sign in.
+    A hash whose cost is beyond any hasher's defaults by far is refused unchecked.
+    Never raises."""
+    if verify_password(password, encoded):
+        return True
+    hasher = _installed_hasher(encoded)
+    if hasher is None or not _password_bytes_ok(password) or not _within_cost(hasher, encoded):
+        return False
+    try:
+        return bool(hasher.verify(_hashable(password), encoded))
+    except (ValueError, TypeError, UnicodeError, OverflowError):
+        return False
+
+
+def password_is_usable(encoded: str) -> bool:
+    """Whether ``encoded`` is a hash a password can match: the suite's PBKDF2 or one of
+    a hasher in ``PASSWORD_HASHERS`` (an unusable ``!`` marker, an empty value or an
+    unknown algorithm is not)."""
+    return _parse(encoded) is not None or _installed_hasher(encoded) is not None
 
 
 def needs_rehash(encoded: str) -> bool:

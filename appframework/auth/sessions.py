@@ -97,17 +97,19 @@ def logout(
 
     ``revoke_tokens=True`` (default: ``AUTH["REVOKE_TOKENS_ON_LOGOUT"]``) also revokes
     the API tokens issued from this session; ``everywhere=True`` invalidates every
-    session cookie and signed API token of the user (needs the session-version column)
-    and forgets its trusted browsers. Personal access tokens survive both: they are
-    revoked one by one on the tokens page.
+    session cookie and signed API token of the user (needs the session-version column),
+    revokes its personal access tokens and forgets its trusted browsers: whoever else
+    held the account keeps nothing that still works.
     """
     if everywhere:
         user = current_user_sync(request)
         if user is not None:
+            from .access_tokens import revoke_access_tokens
             from .trusted_browsers import forget_browsers
             from .user_sessions import forget_sessions
 
             user.invalidate_sessions()
+            revoke_access_tokens(user, request=request)
             forget_browsers(user)
             forget_sessions(user)
     _revoke_tokens(request, revoke_tokens)
@@ -123,10 +125,12 @@ async def alogout(
         if user is not None:
             from asgiref.sync import sync_to_async
 
+            from .access_tokens import revoke_access_tokens
             from .trusted_browsers import forget_browsers
             from .user_sessions import forget_sessions
 
             await user.ainvalidate_sessions()
+            await sync_to_async(revoke_access_tokens)(user, request=request)
             await sync_to_async(forget_browsers)(user)
             await sync_to_async(forget_sessions)(user)
     await _arevoke_tokens(request, revoke_tokens)

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
@@ -73,13 +73,22 @@ def sign_up(request: HttpRequest, data: Mapping[str, Any]) -> SignupResult:
             ttl = int(app_settings.AUTH.EMAIL_CODE_TTL)
             issue_code(request, CONFIRM_CODE_SESSION_KEY, ttl, user="", email=email)
         return SignupResult(None, sign_in=False, confirmation=_confirmation_kind())
-    with transaction.atomic():
-        user = adapter.new_user(request)
-        adapter.populate_user(request, user, data)
-        adapter.save_user(request, user, password)
-        record_address(user, email, verified=False, primary=True)
-        # Webhook deliveries leave once this commits (never for a rolled-back sign-up).
-        events.user_registered.send(sender=user._meta.model, user=user, request=request)
+    try:
+        with transaction.atomic():
+            user = adapter.new_user(request)
+            adapter.populate_user(request, user, data)
+            adapter.save_user(request, user, password)
+            record_address(user, email, verified=False, primary=True)
+            # Webhook deliveries leave once this commits (never for a rolled-back sign-up).
+            events.user_registered.send(sender=user._meta.model, user=user, request=request)
+    except IntegrityError:
+        # Another sign-up took the name or the address between the form's check and
+        # this insert: nothing was written; the person tries again and gets the form's
+        # answer this time.
+        raise ValidationException(
+            _("An account with these details was made a moment ago. Try again."),
+            code="signup_conflict",
+        ) from None
     confirmation = None
     if mode != "none":
         confirmation = send_confirmation(request, user, email, counted=True)

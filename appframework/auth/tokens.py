@@ -33,6 +33,7 @@ from .revocation import (
     revoke_token_id,
     revoked_token_keys,
 )
+from .scopes import insufficient_scope, method_scope, missing_scope
 
 __all__ = [
     "ApiToken",
@@ -350,15 +351,26 @@ def bearer_unauthorized(request: HttpRequest) -> UnauthorizedException:
     )
 
 
+def _within_scope(request: HttpRequest, verified: ApiToken) -> Any:
+    # A token limited to scopes reads with ``read`` and writes with ``write``.
+    refused = missing_scope(verified, (method_scope(request.method),))
+    if refused is not None:
+        raise insufficient_scope(refused)
+    return verified.user
+
+
 def require_api_auth_sync(request: HttpRequest) -> Any:
-    user = current_api_user_sync(request)
-    if user is None:
+    """The bearer token's user; 401 without a good token, 403 ``insufficient_scope``
+    when the token is limited to scopes without the one the method needs (``read`` for
+    GET, HEAD and OPTIONS, ``write`` for the others)."""
+    verified = current_api_token_sync(request)
+    if verified is None:
         raise bearer_unauthorized(request)
-    return user
+    return _within_scope(request, verified)
 
 
 async def require_api_auth(request: HttpRequest) -> Any:
-    user = await current_api_user(request)
-    if user is None:
+    verified = await current_api_token(request)
+    if verified is None:
         raise bearer_unauthorized(request)
-    return user
+    return _within_scope(request, verified)

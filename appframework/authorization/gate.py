@@ -125,6 +125,7 @@ class Gate:
 
     def __init__(self) -> None:
         self._abilities: dict[str, Check] = {}
+        self._token_scopes: dict[str, str] = {}
         self._policies: dict[type, Any] = {}
         self._before: list[Check] = []
         #: Modules that registered something, for check appframework.W011 (app order).
@@ -137,14 +138,28 @@ class Gate:
             self.registered_from.add(module)
 
     # -- registration ----------------------------------------------------------------
-    def define(self, ability: str, check: Check) -> None:
-        """``check(user, *args)`` (sync or async) answers ``ability``; replaces any earlier."""
+    def define(self, ability: str, check: Check, *, scope: str | None = None) -> None:
+        """``check(user, *args)`` (sync or async) answers ``ability``; replaces any earlier.
+
+        ``scope``: ``authorize(request, ability)`` also needs a bearer token limited to
+        scopes to have this one (403 ``insufficient_scope``); sessions are not limited."""
         if not isinstance(ability, str) or not ability:
             raise ValueError("An ability is a non-empty string.")
         if not callable(check):
             raise TypeError(f"The check for {ability!r} is not callable.")
+        if scope is not None and (not isinstance(scope, str) or not scope):
+            raise ValueError("A scope is a non-empty string.")
         self._note_caller()
         self._abilities[ability] = check
+        if scope is None:
+            self._token_scopes.pop(ability, None)
+        else:
+            self._token_scopes[ability] = scope
+
+    def token_scope(self, ability: str) -> str | None:
+        """The scope ``define(..., scope=)`` gave ``ability``: what a bearer token limited
+        to scopes needs for it; None when it needs none of its own."""
+        return self._token_scopes.get(ability)
 
     def policy(self, model: type, policy: Any) -> None:
         """Register ``policy`` (a class, instantiated once here, or an instance) for

@@ -13,6 +13,7 @@ from django.http import Http404, HttpRequest
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
+from ..auth.scopes import insufficient_scope, method_scope
 from ..auth.sessions import current_user, current_user_sync
 from ..auth.tokens import (
     current_api_token,
@@ -33,6 +34,7 @@ __all__ = [
     "has_scope",
     "has_scope_sync",
     "insufficient_scope",
+    "needed_scope",
     "require_scope",
     "require_scope_sync",
 ]
@@ -51,15 +53,6 @@ def ability_denied(ability: str) -> ForbiddenException:
     return ForbiddenException(
         format_lazy(_("This action is unauthorized ({ability})."), ability=ability),
         code="ability_denied",
-    )
-
-
-def insufficient_scope(scope: str) -> ForbiddenException:
-    """The 403 of a bearer token not limited to ``scope`` (``code: insufficient_scope``,
-    RFC 6750's name)."""
-    return ForbiddenException(
-        format_lazy(_("This token may not be used for this ({scope})."), scope=scope),
-        code="insufficient_scope",
     )
 
 
@@ -87,6 +80,12 @@ async def require_scope(request: HttpRequest, scope: str) -> None:
         raise insufficient_scope(scope)
 
 
+def needed_scope(request: HttpRequest, ability: str, scope: str | None = None) -> str:
+    """The scope a bearer token limited to scopes needs for ``ability`` on this request:
+    ``scope``, else the ability's (``Gate.define(..., scope=)``), else the method's."""
+    return scope or bound_gate().token_scope(ability) or method_scope(request.method)
+
+
 async def _require_user(request: HttpRequest) -> Any:
     """The session user, else the bearer user; 401 when there is neither."""
     user = await current_user(request) or await current_api_user(request)
@@ -109,22 +108,24 @@ async def authorize(
 
     Anonymous → ``UnauthorizedException`` (401); denied → ``ForbiddenException`` (403).
     Asks the Gate directly: superusers get no bypass unless a before-hook grants one.
-    With ``scope``, a bearer token limited to other scopes is refused first (403
-    ``insufficient_scope``), whatever the Gate would say.
+    A bearer token limited to scopes must have ``scope``, else the one
+    ``Gate.define(..., scope=)`` gave the ability, else the method's (``read`` for a safe
+    method, ``write`` for the others); without it the answer is 403
+    ``insufficient_scope``, whatever the Gate would say.
     """
     user = await _require_user(request)
-    if scope is not None:
-        await require_scope(request, scope)
-    if not await bound_gate().allows(user, ability, *args):
+    gate = bound_gate()
+    await require_scope(request, needed_scope(request, ability, scope))
+    if not await gate.allows(user, ability, *args):
         raise ability_denied(ability)
     return user
 
 
 def authorize_sync(request: HttpRequest, ability: str, *args: Any, scope: str | None = None) -> Any:
     user = _require_user_sync(request)
-    if scope is not None:
-        require_scope_sync(request, scope)
-    if not bound_gate().allows_sync(user, ability, *args):
+    gate = bound_gate()
+    require_scope_sync(request, needed_scope(request, ability, scope))
+    if not gate.allows_sync(user, ability, *args):
         raise ability_denied(ability)
     return user
 
@@ -167,8 +168,9 @@ def authorized(
     no object is added): for frameworks that bind a view's parameters from its
     signature, such as django-ninja (``appframework.contrib.ninja.gate``).
 
-    ``scope``: a bearer token must be allowed that scope too (403
-    ``insufficient_scope``; a session is not limited), checked before the lookup.
+    ``scope``: what a bearer token limited to scopes needs (else the ability's, else
+    the method's, as in :func:`authorize`; 403 ``insufficient_scope``; a session is not
+    limited), checked before the lookup.
     """
     resolve = _model_resolver(model, url_kwarg, field) if model is not None else None
     if resolve is not None and not pass_object:
@@ -188,8 +190,7 @@ def authorized(
                 # 401 before any lookup: anonymous clients learn nothing about which
                 # ids exist; then 404 (missing) before 403 (denied).
                 await _require_user(request)
-                if scope is not None:
-                    await require_scope(request, scope)
+                await require_scope(request, needed_scope(request, ability, scope))
                 gate_args: tuple[Any, ...] = ()
                 if resolve is not None:
                     obj = await sync_to_async(resolve)(kwargs)
@@ -204,8 +205,7 @@ def authorized(
         @functools.wraps(view)
         def sync_wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
             _require_user_sync(request)
-            if scope is not None:
-                require_scope_sync(request, scope)
+            require_scope_sync(request, needed_scope(request, ability, scope))
             gate_args: tuple[Any, ...] = ()
             if resolve is not None:
                 obj = resolve(kwargs)

@@ -10,7 +10,9 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from appframework.auth.scopes import WEBHOOKS
 from appframework.authorization.guard import bound_gate
+from appframework.contrib.drf.permissions import TokenHasScope
 from appframework_tenancy.context import current_tenant_id
 from appframework_tenancy.exceptions import TenantRequired
 
@@ -37,6 +39,9 @@ class WebhookEndpointViewSet(viewsets.ModelViewSet[WebhookEndpoint]):
 
     serializer_class = EndpointSerializer
     queryset = WebhookEndpoint.objects.all()
+    #: A personal access token limited to scopes needs ``webhooks`` for every route,
+    #: reads included: they hand out signing secrets and receivers' addresses.
+    required_scopes: ClassVar[tuple[str, ...]] = (WEBHOOKS,)
     abilities: ClassVar[dict[str, str | None]] = {
         "list": VIEW,
         "retrieve": VIEW,
@@ -50,6 +55,11 @@ class WebhookEndpointViewSet(viewsets.ModelViewSet[WebhookEndpoint]):
         "recover": MANAGE,
         "test": MANAGE,
     }
+
+    def get_permissions(self) -> list[Any]:
+        # The project's permission classes, and the scope check whatever its
+        # authentication classes are.
+        return [*super().get_permissions(), TokenHasScope()]
 
     def get_queryset(self) -> QuerySet[WebhookEndpoint]:
         tenant = current_tenant_id()

@@ -207,13 +207,15 @@ def test_a_session_signed_in_before_adopting_stays_signed_in(staff: Any, setting
     with database sessions kept and ModelBackend listed after the suite's backend, its
     cookie still works."""
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.contrib.auth.base_user import AbstractBaseUser
     from django.contrib.sessions.backends.db import SessionStore
 
     settings.SESSION_ENGINE = DB_SESSIONS
     before = SessionStore()
     before[SESSION_KEY] = str(staff.pk)
     before[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
-    before[HASH_SESSION_KEY] = staff.get_session_auth_hash()
+    # The hash Django's own AbstractBaseUser wrote, not the suite's.
+    before[HASH_SESSION_KEY] = AbstractBaseUser.get_session_auth_hash(staff)
     before.save()
     client = browser()
     client.cookies[settings.SESSION_COOKIE_NAME] = before.session_key

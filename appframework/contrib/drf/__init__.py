@@ -20,13 +20,14 @@ from typing import TYPE_CHECKING
 from ...lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from .authentication import BearerTokenAuthentication, SessionAuthentication
+    from .authentication import BearerTokenAuthentication, InsufficientScope, SessionAuthentication
     from .exceptions import exception_handler
     from .parsers import JSONParser
     from .permissions import GatePermission, TokenHasScope
 
 _EXPORTS = {
     "BearerTokenAuthentication": ".authentication",
+    "InsufficientScope": ".authentication",
     "SessionAuthentication": ".authentication",
     "GatePermission": ".permissions",
     "TokenHasScope": ".permissions",
@@ -37,6 +38,7 @@ _EXPORTS = {
 __all__ = [
     "BearerTokenAuthentication",
     "GatePermission",
+    "InsufficientScope",
     "JSONParser",
     "SessionAuthentication",
     "TokenHasScope",

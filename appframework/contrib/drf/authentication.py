@@ -13,6 +13,7 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
+from ...auth.scopes import insufficient_scope, method_scope, missing_scope
 from ...auth.sessions import current_user_sync
 from ...auth.tokens import (
     ApiToken,
@@ -24,7 +25,29 @@ from ...auth.tokens import (
 from ...http import has_authorization, is_app_request
 from ...security.csrf import session_csrf_failure
 
-__all__ = ["BearerTokenAuthentication", "SessionAuthentication"]
+__all__ = ["BearerTokenAuthentication", "InsufficientScope", "SessionAuthentication", "view_scopes"]
+
+
+def view_scopes(request: Request, view: Any) -> tuple[str, ...]:
+    """What a token limited to scopes needs for ``view``: its ``required_scopes``, else
+    the method's scope (``read`` for a safe method, ``write`` for the others)."""
+    named = getattr(view, "required_scopes", None)
+    if named:
+        return tuple(named)
+    return (method_scope(request.method),)
+
+
+class InsufficientScope(exceptions.PermissionDenied):
+    """403 ``insufficient_scope``: the bearer token is limited to scopes without one the
+    view needs. ``auth_header`` is RFC 6750's challenge (the suite's exception handler
+    sends it as ``WWW-Authenticate``)."""
+
+    default_code = "insufficient_scope"
+
+    def __init__(self, scope: str) -> None:
+        error = insufficient_scope(scope)
+        super().__init__(error.detail, code=error.code)
+        self.auth_header = error.www_authenticate
 
 
 class BearerTokenAuthentication(authentication.BaseAuthentication):
@@ -40,6 +63,11 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
     expired or revoked token is a 401 with ``WWW-Authenticate: Bearer
     error="invalid_token"``. Its ``authenticate_header`` makes DRF answer 401, not 403,
     to anonymous requests when it is listed first.
+
+    A personal access token limited to scopes needs the view's ``required_scopes`` (all
+    of them), or, when the view names none, ``read`` for a safe method and ``write`` for
+    the others: 403 ``insufficient_scope`` with ``WWW-Authenticate: Bearer
+    error="insufficient_scope"`` otherwise (:class:`InsufficientScope`).
     """
 
     keyword = "Bearer"
@@ -70,8 +98,12 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
             verified = current_api_token_sync(django_request)
             if verified is None:
                 raise self._failed(django_request)
-            return verified.user, verified
-        return self.authenticate_credentials(key)
+        else:
+            verified = self.authenticate_credentials(key)[1]
+        refused = missing_scope(verified, view_scopes(request, request.parser_context.get("view")))
+        if refused is not None:
+            raise InsufficientScope(refused)
+        return verified.user, verified
 
     def authenticate_credentials(self, key: str) -> tuple[Any, ApiToken]:
         """The user and the verified token for ``key``; 401 ``invalid_token`` otherwise."""

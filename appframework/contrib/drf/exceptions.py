@@ -15,6 +15,7 @@ from ...errors import app_error, field_errors, problem, status_error
 from ...exceptions import (
     AppFrameworkError,
     BadRequestException,
+    ForbiddenException,
     TooManyRequestsException,
     UnauthorizedException,
 )
@@ -61,6 +62,11 @@ def suite_error(exc: BaseException) -> tuple[AppFrameworkError | None, dict[str,
             # The code still says "not authenticated", not "not allowed".
             return status_error(403, exc.detail, _code(exc)), None
         return UnauthorizedException(exc.detail, code=_code(exc), www_authenticate=challenge), None
+    if isinstance(exc, drf.PermissionDenied) and getattr(exc, "auth_header", None):
+        # A token used beyond its scopes: RFC 6750's challenge goes with the 403.
+        return ForbiddenException(
+            exc.detail, code=_code(exc), www_authenticate=exc.auth_header
+        ), None
     if isinstance(exc, drf.Throttled):
         return TooManyRequestsException(exc.detail, code="throttled", retry_after=exc.wait), None
     if isinstance(exc, drf.APIException):

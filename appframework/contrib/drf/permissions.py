@@ -8,10 +8,17 @@ from typing import Any, ClassVar
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
+from ...auth.scopes import insufficient_scope, missing_scope
 from ...auth.tokens import ApiToken
-from ...authorization.guard import ability_denied, bound_gate, insufficient_scope
+from ...authorization.guard import ability_denied, bound_gate
+from .authentication import InsufficientScope, view_scopes
 
 __all__ = ["GatePermission", "TokenHasScope"]
+
+
+def _api_token(request: Request) -> ApiToken | None:
+    token = request.auth
+    return token if isinstance(token, ApiToken) else None
 
 
 class GatePermission(BasePermission):
@@ -56,6 +63,8 @@ class GatePermission(BasePermission):
         if user is None or not user.is_authenticated:
             return False
         ability = self.ability(request, view)
+        if ability is not None:
+            self._within_token_scope(request, ability)
         if ability is None or self.is_detail(view):
             return True  # detail actions are decided per object
         model = self.model(view)
@@ -106,6 +115,13 @@ class GatePermission(BasePermission):
         lookup = getattr(view, "lookup_url_kwarg", None) or getattr(view, "lookup_field", None)
         return bool(lookup and lookup in getattr(view, "kwargs", {}))
 
+    @staticmethod
+    def _within_token_scope(request: Request, ability: str) -> None:
+        # An ability defined with scope= needs it from a token limited to scopes.
+        scope = bound_gate().token_scope(ability)
+        if scope is not None and missing_scope(_api_token(request), (scope,)) is not None:
+            raise InsufficientScope(scope)
+
     def _allows(self, user: Any, ability: str, args: tuple[Any, ...]) -> bool:
         allowed = bound_gate().allows_sync(user, ability, *args)
         if not allowed:
@@ -115,18 +131,21 @@ class GatePermission(BasePermission):
 
 class TokenHasScope(BasePermission):
     """A request authenticated by a bearer token limited to scopes (a personal access
-    token made with some) needs every scope the view names in ``required_scopes``
-    (403 ``insufficient_scope``); a session, or a token not limited, passes. List it
-    beside ``GatePermission``: the Gate still decides what the user may do."""
+    token made with some) needs every scope the view names in ``required_scopes``, else
+    the method's (``read`` for a safe method, ``write`` for the others): 403
+    ``insufficient_scope``. A session, or a token not limited, passes.
+    ``BearerTokenAuthentication`` already checks this; list it for a view authenticated
+    by another class that puts an :class:`~appframework.auth.tokens.ApiToken` in
+    ``request.auth``. The Gate still decides what the user may do."""
 
     code = "insufficient_scope"
 
     def has_permission(self, request: Request, view: Any) -> bool:
-        token = request.auth
-        if not isinstance(token, ApiToken):
+        token = _api_token(request)
+        if token is None:
             return True
-        for scope in getattr(view, "required_scopes", None) or ():
-            if not token.has_scope(scope):
-                self.message = insufficient_scope(scope).detail
-                return False
+        refused = missing_scope(token, view_scopes(request, view))
+        if refused is not None:
+            self.message = insufficient_scope(refused).detail
+            return False
         return True

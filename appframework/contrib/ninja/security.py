@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest
 from ninja.security import APIKeyCookie, HttpBearer
 
+from ...auth.scopes import insufficient_scope, method_scope, missing_scope
 from ...auth.sessions import current_user_sync
-from ...auth.tokens import bearer_token, bearer_unauthorized, current_api_user_sync
+from ...auth.tokens import bearer_token, bearer_unauthorized, current_api_token_sync
 from ...http import has_authorization, is_app_request
 from ...security.csrf import session_csrf_failure
 
@@ -55,7 +57,16 @@ class SessionAuth(APIKeyCookie):
 class BearerAuth(HttpBearer):
     """``Authorization: Bearer <token>`` with the suite's API tokens (expiry and
     revocation included); ``request.auth`` is the user. A bad, expired or revoked
-    token is a 401 with ``WWW-Authenticate: Bearer error="invalid_token"``."""
+    token is a 401 with ``WWW-Authenticate: Bearer error="invalid_token"``.
+
+    A personal access token limited to scopes needs every one of ``scopes``, or, when
+    none are named, ``read`` for a safe method and ``write`` for the others: 403
+    ``insufficient_scope`` otherwise. ``BearerAuth(scopes=["billing"])`` asks an
+    operation's own."""
+
+    def __init__(self, *, scopes: Iterable[str] = ()) -> None:
+        self.scopes = tuple(scopes)
+        super().__init__()
 
     def __call__(self, request: HttpRequest) -> Any | None:
         # Remembered for the 401 when no auth of the operation succeeds: bearer auth
@@ -65,7 +76,10 @@ class BearerAuth(HttpBearer):
         return None if token is None else self.authenticate(request, token)
 
     def authenticate(self, request: HttpRequest, token: str) -> Any | None:
-        user = current_api_user_sync(request)
-        if user is None:
+        verified = current_api_token_sync(request)
+        if verified is None:
             raise bearer_unauthorized(request)
-        return user
+        refused = missing_scope(verified, self.scopes or (method_scope(request.method),))
+        if refused is not None:
+            raise insufficient_scope(refused)
+        return verified.user

@@ -74,7 +74,9 @@ else:
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": BASE_DIR / "db.sqlite3",  # the test run uses an in-memory database
+            # The test run uses an in-memory database; test_existing_data.py a file its
+            # "before" project filled.
+            "NAME": os.environ.get("ADOPTION_SQLITE_PATH") or BASE_DIR / "db.sqlite3",
         }
     }
 
