@@ -17,9 +17,10 @@ from django.utils.translation import gettext_lazy as _
 
 from ..conf import app_settings
 from ..exceptions import ValidationException
+from .account_marker import account_marker, marks_account
 from .mail_codes import check_code, issue_code, pending_code
 from .mail_limit import limit_mail
-from .verification import normalize_email, record_address, user_by_pk, user_email
+from .verification import normalize_email, record_address, user_email
 
 __all__ = ["LOGIN_CODE_SESSION_KEY", "code_pending", "request_login_code", "user_for_login_code"]
 
@@ -32,16 +33,24 @@ def request_login_code(request: HttpRequest, email: str) -> None:
     from .adapter import get_adapter
 
     limit_mail(request, email)
-    model = get_user_model()
-    lookup = {f"{model.get_email_field_name()}__iexact": email.strip(), "is_active": True}
-    user = model._default_manager.filter(**lookup).first()
+    user = _active_account(email)
     ttl = int(app_settings.AUTH.EMAIL_CODE_TTL)
+    # The session is readable by its holder (signed cookies): a mark of the account,
+    # never its id, so an unknown address leaves the same trace as a known one.
     code = issue_code(
-        request, LOGIN_CODE_SESSION_KEY, ttl, user="" if user is None else str(user.pk)
+        request, LOGIN_CODE_SESSION_KEY, ttl, user=account_marker(user), email=email.strip()
     )
     if user is not None:
         context = {"user": user, "code": code, "minutes": max(1, ttl // 60)}
         get_adapter(request).send_mail("appframework/email/login_code", user_email(user), context)
+
+
+def _active_account(email: object) -> Any | None:
+    if not isinstance(email, str) or not email.strip():
+        return None
+    model = get_user_model()
+    lookup = {f"{model.get_email_field_name()}__iexact": email.strip(), "is_active": True}
+    return model._default_manager.filter(**lookup).first()
 
 
 def code_pending(request: HttpRequest) -> bool:
@@ -53,8 +62,8 @@ def user_for_login_code(request: HttpRequest, code: str) -> Any:
     """The account this session's code signs in, when ``code`` is it (its address then
     counts as confirmed); ``ValidationException`` (``login_code_invalid``) otherwise."""
     record = check_code(request, LOGIN_CODE_SESSION_KEY, code)
-    user = None if record is None else user_by_pk(record.get("user"))
-    if user is None or not user.is_active:
+    user = None if record is None else _active_account(record.get("email"))
+    if user is None or record is None or not marks_account(record.get("user"), user):
         raise ValidationException(
             _("That code is not valid or has expired."), code="login_code_invalid"
         )

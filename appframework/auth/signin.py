@@ -10,13 +10,12 @@ app signs in).
 from __future__ import annotations
 
 import contextlib
-import secrets
 from typing import Any
 
 from django.http import HttpRequest
-from django.utils.crypto import constant_time_compare, salted_hmac
 
 from ..exceptions import TooManyRequestsException
+from .account_marker import account_marker, marks_account
 from .challenge import METHOD_ATTR, login_or_challenge
 from .verification import email_verified, send_confirmation, user_email, verification_mode
 
@@ -37,28 +36,12 @@ VERIFY_EMAIL = "verification_required"
 #: The account this browser (or app) just made or tried to sign in to with an
 #: unconfirmed address: confirming that address here signs it in.
 SIGNUP_SESSION_KEY = "_appframework_signup_user"
-_MARKER_SALT = "appframework.auth.signup-marker"
 
 
 def confirming_signs_in(request: HttpRequest, user: Any) -> None:
     """Confirming ``user``'s address in this session will sign them in; ``None``: a
     marker of the same shape that signs nobody in (a sign-up with a taken address)."""
-    request.session[SIGNUP_SESSION_KEY] = _signup_marker("" if user is None else str(user.pk))
-
-
-def _signup_marker(pk: str, nonce: str | None = None) -> str:
-    # The session is readable by its holder (signed cookies): a random nonce and a MAC
-    # of the account, never the account's id, so a taken address leaves the same trace
-    # as a new account. No account has the pk "", so the decoy matches none.
-    nonce = secrets.token_urlsafe(12) if nonce is None else nonce
-    mac = salted_hmac(_MARKER_SALT, f"{nonce}|{pk}", algorithm="sha256").hexdigest()
-    return f"{nonce}:{mac}"
-
-
-def _marks(marker: object, user: Any) -> bool:
-    if not isinstance(marker, str) or ":" not in marker:
-        return False
-    return constant_time_compare(marker, _signup_marker(str(user.pk), marker.partition(":")[0]))
+    request.session[SIGNUP_SESSION_KEY] = account_marker(user)
 
 
 def sign_in(request: HttpRequest, user: Any, method: str) -> str:
@@ -80,7 +63,7 @@ def sign_in_after_confirmation(request: HttpRequest, user: Any) -> str | None:
     else None (they sign in as usual)."""
     from .sessions import current_user_sync
 
-    if not _marks(request.session.get(SIGNUP_SESSION_KEY), user):
+    if not marks_account(request.session.get(SIGNUP_SESSION_KEY), user):
         return None
     request.session.pop(SIGNUP_SESSION_KEY, None)
     if current_user_sync(request) is not None:

@@ -21,13 +21,12 @@ from .. import events
 from ..conf import app_settings
 from ..exceptions import ForbiddenException, ValidationException
 from .adapter import get_adapter
-from .mail_codes import issue_code
 from .mail_limit import limit_mail
 from .passwords import burn_hash_time
 from .signin import confirming_signs_in
 from .verification import (
-    CONFIRM_CODE_SESSION_KEY,
     email_owner,
+    issue_decoy_confirmation,
     notify_owner,
     record_address,
     send_confirmation,
@@ -69,9 +68,7 @@ def sign_up(request: HttpRequest, data: Mapping[str, Any]) -> SignupResult:
         notify_owner(request, owner)
         # A pending confirmation, as for a new account, that no confirmation can complete.
         confirming_signs_in(request, None)
-        if app_settings.AUTH.EMAIL_VERIFICATION_BY_CODE:
-            ttl = int(app_settings.AUTH.EMAIL_CODE_TTL)
-            issue_code(request, CONFIRM_CODE_SESSION_KEY, ttl, user="", email=email)
+        issue_decoy_confirmation(request, email)
         return SignupResult(None, sign_in=False, confirmation=_confirmation_kind())
     try:
         with transaction.atomic():

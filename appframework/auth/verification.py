@@ -29,6 +29,7 @@ from ..conf import app_settings
 from ..exceptions import ValidationException
 from ..raw_sql import quoted_names
 from ..stores import shared_store
+from .account_marker import account_marker, marks_account
 from .mail_codes import check_code, issue_code
 from .mail_limit import limit_mail
 from .notifications import send_security_mail
@@ -42,6 +43,7 @@ __all__ = [
     "email_owner",
     "email_taken",
     "email_verified",
+    "issue_decoy_confirmation",
     "key_address",
     "normalize_email",
     "notify_owner",
@@ -55,6 +57,9 @@ __all__ = [
 
 LINK_SALT = "appframework.auth.confirm-email"
 CONFIRM_CODE_SESSION_KEY = "_appframework_email_code"
+# Accounts claiming one address (squatters' unconfirmed ones included) looked through
+# for a code's account: a handful in practice, bounded so a flood of them costs little.
+_MAX_CLAIMANTS = 50
 
 
 def verification_mode() -> str:
@@ -153,6 +158,14 @@ def confirmation_key(user: Any, email: str) -> str:
     return signing.dumps({"u": str(user.pk), "e": normalize_email(email)}, salt=LINK_SALT)
 
 
+def issue_decoy_confirmation(request: HttpRequest, email: str) -> None:
+    """For an address another account owns: with codes, a pending code in this session
+    of the same shape as a real one, that confirms nothing (a link needs no trace)."""
+    if app_settings.AUTH.EMAIL_VERIFICATION_BY_CODE:
+        ttl = int(app_settings.AUTH.EMAIL_CODE_TTL)
+        issue_code(request, CONFIRM_CODE_SESSION_KEY, ttl, user=account_marker(None), email=email)
+
+
 def send_confirmation(request: HttpRequest, user: Any, email: str, *, counted: bool = False) -> str:
     """Mail ``email`` a link or a code (``EMAIL_VERIFICATION_BY_CODE``) that confirms it
     for ``user``; counted against the mail limits unless the caller did (``counted``).
@@ -166,7 +179,7 @@ def send_confirmation(request: HttpRequest, user: Any, email: str, *, counted: b
     if app_settings.AUTH.EMAIL_VERIFICATION_BY_CODE:
         ttl = int(app_settings.AUTH.EMAIL_CODE_TTL)
         context["code"] = issue_code(
-            request, CONFIRM_CODE_SESSION_KEY, ttl, user=str(user.pk), email=email
+            request, CONFIRM_CODE_SESSION_KEY, ttl, user=account_marker(user), email=email
         )
         context["minutes"] = max(1, ttl // 60)
         adapter.send_mail("appframework/email/confirm_email_code", email, context)
@@ -221,12 +234,30 @@ def confirm_code(request: HttpRequest, code: str) -> tuple[Any, str]:
     """The user and address this session's confirmation code is for, when ``code`` is
     it; ``ValidationException`` (``confirmation_code_invalid``) otherwise."""
     record = check_code(request, CONFIRM_CODE_SESSION_KEY, code)
-    user = None if record is None else user_by_pk(record.get("user"))
+    user = None if record is None else _marked_claimant(record.get("user"), record.get("email"))
     if record is None or user is None:
         raise ValidationException(
             _("That code is not valid or has expired."), code="confirmation_code_invalid"
         )
     return user, str(record["email"])
+
+
+def _marked_claimant(marker: object, email: object) -> Any | None:
+    """The account a confirmation code's record marks: one of those that claim
+    ``email`` (as their address, or as a pending one). The record never names the
+    account, so a decoy code (a taken address) looks like a real one."""
+    if not isinstance(email, str) or not email:
+        return None
+    model = get_user_model()
+    claimed = _addresses().filter(email=normalize_email(email)).values("user_id")
+    by_field = {f"{model.get_email_field_name()}__iexact": email}
+    candidates = model._default_manager.filter(pk__in=claimed) | model._default_manager.filter(
+        **by_field
+    )
+    for candidate in candidates.distinct()[:_MAX_CLAIMANTS]:
+        if marks_account(marker, candidate):
+            return candidate
+    return None
 
 
 def confirm_address(
@@ -294,8 +325,6 @@ def request_email_change(request: HttpRequest, user: Any, new_email: str) -> Non
         record_address(user, email, verified=False, primary=False)
     if owner is not None:
         notify_owner(request, owner)
-        if app_settings.AUTH.EMAIL_VERIFICATION_BY_CODE:
-            ttl = int(app_settings.AUTH.EMAIL_CODE_TTL)
-            issue_code(request, CONFIRM_CODE_SESSION_KEY, ttl, user="", email=email)
+        issue_decoy_confirmation(request, email)
         return
     send_confirmation(request, user, email, counted=True)

@@ -96,6 +96,10 @@ def test_an_app_session_ended_from_the_browser_makes_its_token_401(
     assert not UserSession.objects.filter(kind="app").exists()
     assert app.get(APP + "account/sessions").status_code == 401
     assert app.get(APP + "account").status_code == 401
+    # GET session is no error: 200, anonymous (docs/headless.md says so).
+    status = app.get(APP + "session")
+    assert status.status_code == 200
+    assert status.json()["status"] == "anonymous" and status.json()["user"] is None
 
 
 def test_a_browser_session_ended_from_the_app_is_anonymous_next(user: Any, password: str) -> None:
