@@ -154,7 +154,11 @@ def touch_session(request: HttpRequest) -> None:
     the response goes out; without a signed-in user, or within the interval, it reads
     only the (already loaded) session."""
     session = getattr(request, "session", None)
-    if session is None or SESSION_KEY not in session:
+    if session is None or (not session.accessed and session.session_key is None):
+        # No session came in and nothing touched one: reading it would mark it
+        # accessed, and every such response would then say "Vary: Cookie".
+        return
+    if SESSION_KEY not in session:
         return
     now = int(time.time())
     seen = session.get(SEEN_SESSION_KEY)

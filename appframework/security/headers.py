@@ -35,6 +35,20 @@ def security_headers() -> tuple[tuple[tuple[str, str], ...], str | None]:
     return tuple(headers), hsts
 
 
+@derived_setting
+def _checked_entries() -> tuple[tuple[str, tuple[str, str]], ...]:
+    """The headers of :func:`security_headers` as Django's ``ResponseHeaders`` stores
+    them, each name and value validated by it (a bad setting raises here, once)."""
+    from django.http.response import ResponseHeaders
+
+    checked = ResponseHeaders({})
+    for name, value in security_headers()[0]:
+        checked[name] = value
+    return tuple(
+        (name.lower(), checked._store[name.lower()]) for name, _value in security_headers()[0]
+    )
+
+
 def _django_sends_nosniff() -> bool:
     from ..checks import middleware_index
 
@@ -84,13 +98,21 @@ class SecurityHeadersMiddleware(HybridMiddleware):
 
     @staticmethod
     def _apply(request: HttpRequest, response: HttpResponse) -> None:
-        headers, hsts = security_headers()
+        _headers, hsts = security_headers()
         # Django's @xframe_options_exempt marks responses that may be framed.
         framable = getattr(response, "xframe_options_exempt", False)
         present = response.headers
-        for name, value in headers:
-            if name not in present and not (framable and name == "X-Frame-Options"):
-                present[name] = value
+        # ResponseHeaders keeps {lower-case name: (name, value)}; the values were checked
+        # and encoded once, when the settings were read, so each response only gets the
+        # entries (this runs on every response of the site).
+        store = getattr(present, "_store", None)
+        for key, entry in _checked_entries():
+            if key in present or (framable and key == "x-frame-options"):
+                continue
+            if store is not None:
+                store[key] = entry
+            else:
+                present[entry[0]] = entry[1]
         # Browsers ignore HSTS over plain HTTP (RFC 6797 §8.1), and sending it there
         # would only mislead; Django's SecurityMiddleware does the same.
         if hsts is not None and request.is_secure():
