@@ -104,6 +104,18 @@ class Authenticatable:
     def session_version_field_name(cls) -> str | None:
         return _version_field(cls)
 
+    def get_username(self) -> Any:
+        """The login name (the ``USERNAME_FIELD`` column), as Django's
+        ``AbstractBaseUser`` gives it: a model that is a plain ``models.Model`` with the
+        suite's mixins has it too, and the flows, mails and signals that name the user
+        work for it."""
+        return getattr(self, username_field_of(type(self)))
+
+    @classmethod
+    def get_email_field_name(cls) -> str:
+        """``EMAIL_FIELD``, else ``"email"``, as Django's ``AbstractBaseUser`` says."""
+        return str(getattr(cls, "EMAIL_FIELD", "email"))
+
     def get_password_hash(self) -> str:
         return getattr(self, self.password_field_name(), "") or ""
 

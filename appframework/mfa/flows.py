@@ -216,8 +216,8 @@ def complete_challenge(
     *,
     passkey: Any = None,
     rate_limit: bool = True,
-    rate_limit_attempts: int = 5,
-    rate_limit_window: float = 60.0,
+    rate_limit_attempts: int | None = None,
+    rate_limit_window: float | None = None,
 ) -> Any | None:
     """Sign the pending user in with a live code or an unused recovery code, or with
     ``passkey`` (the answer of ``navigator.credentials.get()`` to this session's
@@ -226,8 +226,9 @@ def complete_challenge(
     raises ``PasskeyRefused`` (403, its code says why), the pending state kept too.
 
     Tries are bounded per user (``appframework.auth.factor_limit``): after
-    ``rate_limit_attempts`` wrong ones, each further try waits twice as long as the one
-    before, ``rate_limit_window`` seconds first, at most ``MFA["MAX_WAIT"]``; a try
+    ``rate_limit_attempts`` wrong ones (default ``MFA["FREE_TRIES"]``), each further try
+    waits twice as long as the one before, ``rate_limit_window`` seconds first (default
+    ``MFA["FIRST_WAIT"]``), at most ``MFA["MAX_WAIT"]``; a try
     before its turn is ``TooManyRequestsException`` (429), even for the right code or
     passkey."""
     from ..auth.sessions import login
@@ -282,8 +283,8 @@ async def acomplete_challenge(
     *,
     passkey: Any = None,
     rate_limit: bool = True,
-    rate_limit_attempts: int = 5,
-    rate_limit_window: float = 60.0,
+    rate_limit_attempts: int | None = None,
+    rate_limit_window: float | None = None,
 ) -> Any | None:
     """The async twin of :func:`complete_challenge`."""
     return await sync_to_async(complete_challenge)(

@@ -155,3 +155,21 @@ def test_the_challenge_and_the_account_pages_count_on_one_streak(
     assert complete_challenge(request, _wrong(secret)) is None
     with pytest.raises(TooManyRequestsException):
         complete_challenge(request, pyotp.TOTP(secret).at(time.time() + 30))
+
+
+def test_the_challenge_follows_the_free_tries_and_first_wait_settings(
+    user: Any, clock: Clock
+) -> None:
+    """With MFA["FREE_TRIES"] = 3, the fourth try of a sign-in waits, even with the
+    right code (the challenge's own defaults once overrode the settings)."""
+    from tests.auth.flows import appframework_settings
+
+    secret, _ = enable_totp(user)
+    with appframework_settings(mfa={"FREE_TRIES": 3, "FIRST_WAIT": 10.0}):
+        request = _challenged(user)
+        for _ in range(3):
+            assert complete_challenge(request, _wrong(secret)) is None
+        with pytest.raises(TooManyRequestsException):
+            complete_challenge(request, pyotp.TOTP(secret).at(time.time() + 30))
+        clock.now += 10.0
+        assert complete_challenge(request, pyotp.TOTP(secret).at(time.time() + 30)) == user
