@@ -13,6 +13,7 @@ from django.db import router, transaction
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
+from ..auth.adapter import get_adapter
 from ..auth.factors import forget_passkeys
 from ..conf import app_settings
 from ..exceptions import (
@@ -32,9 +33,7 @@ __all__ = [
 
 
 def _limit_key(request: HttpRequest) -> str:
-    from ..http import client_ip
-
-    return f"passkey-login:{client_ip(request)}"
+    return f"passkey-login:{get_adapter(request).get_client_ip(request)}"
 
 
 def sign_in_with_passkey(request: HttpRequest, data: Any) -> Any:
