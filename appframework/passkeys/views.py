@@ -19,6 +19,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonRes
 from django.urls import reverse
 from django.utils.decorators import method_decorator
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 from django.views.generic import TemplateView
@@ -66,8 +67,9 @@ _CREDENTIAL = forms.CharField(required=False, widget=forms.HiddenInput, max_leng
 
 
 def _name_field(required: bool) -> forms.CharField:
+    # Built when the module loads: a lazy label, or it stays in that moment's language.
     return forms.CharField(
-        label=_("Name"),
+        label=gettext_lazy("Name"),
         max_length=NAME_MAX_LENGTH,
         required=required,
         widget=forms.TextInput(attrs={"autocomplete": "off"}),
